@@ -1,0 +1,36 @@
+# Two commands do all the set-up: `make demo` and `make test`.
+# Each creates or refreshes .venv, installs lakenorm, resolves Delta's jars from Maven Central
+# into .lakenorm/jars once, then does its job. Later runs download nothing and work offline.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+JARS := .lakenorm/jars/jars.txt
+export LAKENORM_JARS_DIR := $(CURDIR)/.lakenorm/jars
+export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
+
+.PHONY: demo test test-fast ui bench clean
+
+demo: $(STAMP) $(JARS)
+	$(VENV)/bin/lakenorm demo --root .lakenorm
+
+test: $(STAMP) $(JARS)
+	$(PY) -m pytest
+
+test-fast: $(STAMP) $(JARS)
+	$(PY) -m pytest -m "not slow"
+
+ui: $(STAMP) $(JARS)
+	LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml $(VENV)/bin/dagster dev -w workspace.yaml
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	touch $(STAMP)
+
+$(JARS): $(STAMP)
+	$(PY) -m normalization_core.io.jars
+
+clean:
+	rm -rf $(VENV) .lakenorm .pytest_cache

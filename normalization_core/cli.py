@@ -1,0 +1,112 @@
+"""`lakenorm normalize | tables` (SPEC §9): errors are one line on stderr and a non-zero exit."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from normalization_core.config import LakenormConfig, SourceConfig, load_config
+from normalization_core.errors import LakenormError
+from normalization_core.io.delta import is_delta_table, read_table
+from normalization_core.io.spark import build_spark_session
+from normalization_core.pipeline import LoadResult, normalize_load, pending_packages
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def add_core_commands(sub: argparse._SubParsersAction) -> None:
+    norm = sub.add_parser("normalize", help="normalize complete packages not yet in the load registry")
+    norm.add_argument("--source", help="only this source")
+    norm.add_argument("--load-id", action="append", default=[], help="exactly this load ID (repeatable)")
+    norm.set_defaults(run=cmd_normalize)
+    tables = sub.add_parser("tables", help="list the tables with their row counts")
+    tables.add_argument("--source", help="only this source")
+    tables.set_defaults(run=cmd_tables)
+
+
+def build_parser(extend: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakenorm", description="Raw JSON load packages -> typed Delta tables.")
+    parser.add_argument("--config", help="configuration file (default: $LAKENORM_CONFIG or ./lakenorm.yaml)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_core_commands(sub)
+    if extend:
+        extend(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None,
+         extend: Callable[[argparse._SubParsersAction], None] | None = None) -> int:
+    args = build_parser(extend).parse_args(argv)
+    try:
+        return args.run(args)
+    except LakenormError as err:
+        print(f"lakenorm: {err}", file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - the contract is one line, not a traceback
+        if os.environ.get("LAKENORM_DEBUG"):
+            raise
+        first = (str(err).strip().splitlines() or [""])[0][:300]
+        print(f"lakenorm: unexpected {type(err).__name__}: {first} (set LAKENORM_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 1
+
+
+def selected_sources(config: LakenormConfig, name: str | None) -> list[SourceConfig]:
+    return [config.source(name)] if name else list(config.sources)
+
+
+def cmd_normalize(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    spark = build_spark_session(config.spark)
+    failures = 0
+    for source in selected_sources(config, args.source):
+        if args.load_id:
+            load_ids = list(args.load_id)
+        else:
+            found = pending_packages(spark, config, source)
+            for rejected in found.rejected:
+                print(f"lakenorm: {rejected.reason}", file=sys.stderr)
+            failures += len(found.rejected)
+            load_ids = [p.load_id for p in found.packages]
+        for load_id in load_ids:
+            try:
+                print_summary(normalize_load(spark, config, source.name, load_id))
+            except LakenormError as err:
+                print(f"lakenorm: {err}", file=sys.stderr)
+                failures += 1
+        if not load_ids:
+            print(f"{source.name}: nothing to normalize")
+    return 1 if failures else 0
+
+
+def print_summary(result: LoadResult) -> None:
+    for stream in result.streams.values():
+        print(f"{result.source}  {result.load_id}  {stream.raw_table:<40} {stream.raw_lines:>10} rows"
+              f"  {stream.rejected_lines} rejected")
+    if result.quarantined_lines:
+        print(f"{result.source}  {result.load_id}  quarantined lines: {result.quarantined_lines}")
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    spark = build_spark_session(config.spark)
+    for source in selected_sources(config, args.source):
+        for table in list_tables(config, source):
+            path = config.table_path(source.name, table)
+            if is_delta_table(spark, path):
+                print(f"{source.name}.{table:<50} {read_table(spark, path).count():>12} rows")
+    return 0
+
+
+def list_tables(config: LakenormConfig, source: SourceConfig) -> list[str]:
+    """Table folders of a local warehouse (object stores: use your catalog or `DESCRIBE`)."""
+    root = Path(config.table_path(source.name, ""))
+    if "://" in config.warehouse or not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "_delta_log").is_dir())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

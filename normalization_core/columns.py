@@ -1,0 +1,132 @@
+"""System column and table names, one set per convention (SPEC §3).
+
+Every other module asks this one for a system name; no `_norm_*` literal lives elsewhere.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SystemNames:
+    """The system tables and columns of one convention."""
+
+    prefix: str
+    """Prefix of every system name (`_norm`, `_dlt`, `_airbyte`)."""
+    raw_id: str
+    """Raw record id, deterministic from load ID, file and line."""
+    extracted_at: str
+    """Airbyte `emitted_at`, else the manifest's `created_at`."""
+    load_id: str
+    """Load ID of the package the record came from."""
+    data: str
+    """The record's JSON text, untouched."""
+    meta: str
+    """Changes made while typing (`struct<changes: array<struct<field, change, reason>>>`)."""
+    normalized_at: str
+    """When the row was written by lakenorm."""
+    parent_id_template: str
+    """Row key of the parent row in child tables; `{parent}` is the parent table's name."""
+    list_idx: str
+    """Position in the parent array (child tables)."""
+    root_id: str
+    """Row key of the root row (all descendants)."""
+    valid_from: str
+    """SCD: first instant a version is valid."""
+    valid_to: str
+    """SCD: instant the next newer version became valid (NULL for the newest)."""
+    is_current: str
+    """SCD: the newest not-deleted version of its key."""
+    unique_key: str
+    """SCD: hash of the primary key."""
+    unique_key_scd: str
+    """SCD: hash of primary key and version."""
+    loads_table: str
+    """Load registry table."""
+    versions_table: str
+    """Schema versions table."""
+    raw_table_prefix: str
+    """Raw table name = prefix + stream."""
+
+    @property
+    def file(self) -> str:
+        """Path of the file inside its package that held the line."""
+        return f"{self.prefix}_file"
+
+    @property
+    def line(self) -> str:
+        """1-based line number inside that file."""
+        return f"{self.prefix}_line"
+
+    @property
+    def error(self) -> str:
+        """NULL, or why the line could not be typed (not JSON, not an object)."""
+        return f"{self.prefix}_error"
+
+    @property
+    def quarantine_table(self) -> str:
+        """Source-level table for lines that belong to no stream (unparseable Airbyte messages)."""
+        return f"{self.prefix}_quarantine"
+
+    def raw_table(self, stream: str) -> str:
+        return f"{self.raw_table_prefix}{stream}"
+
+    def row_id(self, table: str) -> str:
+        """Row key column of a typed table (Airbyte names it after the table)."""
+        return f"_airbyte_{table}_hashid" if self.prefix == "_airbyte" else f"{self.prefix}_id"
+
+    def parent_id(self, parent_table: str) -> str:
+        """Parent row key column of a child table."""
+        return self.parent_id_template.format(parent=parent_table)
+
+
+NATIVE = SystemNames(
+    prefix="_norm", raw_id="_norm_raw_id", extracted_at="_norm_extracted_at", load_id="_norm_load_id",
+    data="_norm_data", meta="_norm_meta", normalized_at="_norm_normalized_at",
+    parent_id_template="_norm_parent_id", list_idx="_norm_list_idx", root_id="_norm_root_id",
+    valid_from="_norm_valid_from", valid_to="_norm_valid_to", is_current="_norm_is_current",
+    unique_key="_norm_unique_key", unique_key_scd="_norm_unique_key_scd",
+    loads_table="_norm_loads", versions_table="_norm_versions", raw_table_prefix="_norm_raw_",
+)
+
+DLT = SystemNames(
+    prefix="_dlt", raw_id="_dlt_raw_id", extracted_at="_dlt_extracted_at", load_id="_dlt_load_id",
+    data="_dlt_data", meta="_dlt_meta", normalized_at="_dlt_normalized_at",
+    parent_id_template="_dlt_parent_id", list_idx="_dlt_list_idx", root_id="_dlt_root_id",
+    valid_from="_dlt_valid_from", valid_to="_dlt_valid_to", is_current="_dlt_is_current",
+    unique_key="_dlt_unique_key", unique_key_scd="_dlt_unique_key_scd",
+    loads_table="_dlt_loads", versions_table="_dlt_version", raw_table_prefix="_dlt_raw_",
+)
+
+AIRBYTE = SystemNames(
+    prefix="_airbyte", raw_id="_airbyte_ab_id", extracted_at="_airbyte_emitted_at",
+    load_id="_airbyte_load_id", data="_airbyte_data", meta="_airbyte_meta",
+    normalized_at="_airbyte_normalized_at", parent_id_template="_airbyte_{parent}_foreign_hashid",
+    list_idx="_airbyte_list_idx", root_id="_airbyte_root_hashid",
+    valid_from="_airbyte_start_at", valid_to="_airbyte_end_at", is_current="_airbyte_active_row",
+    unique_key="_airbyte_unique_key", unique_key_scd="_airbyte_unique_key_scd",
+    loads_table="_airbyte_loads", versions_table="_airbyte_versions",
+    raw_table_prefix="_airbyte_raw_",
+)
+
+BY_CONVENTION: dict[str, SystemNames] = {"native": NATIVE, "dlt": DLT, "airbyte": AIRBYTE}
+
+
+def system_names(convention: str) -> SystemNames:
+    return BY_CONVENTION[convention]
+
+
+# Columns of the load registry (`_norm_loads`), the same under every convention.
+LOADS_SOURCE = "source"
+LOADS_STREAM = "stream"
+LOADS_LOAD_ID = "load_id"
+LOADS_CREATED_AT = "created_at"
+LOADS_NORMALIZED_AT = "normalized_at"
+LOADS_STATUS = "status"
+LOADS_ROWS = "rows"
+LOADS_RAW_LINES = "raw_lines"
+LOADS_REJECTED = "rejected_lines"
+LOADS_SCHEMA_HASH = "schema_version_hash"
+LOADS_STATE = "state"
+STATUS_NORMALIZED = "normalized"
+"""Registry status of a load whose tables are all committed."""

@@ -1,0 +1,201 @@
+"""Typed, validated configuration (SPEC §2.3). Unknown keys are errors: typos must not pass."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import yaml
+
+from normalization_core.errors import ConfigError
+
+Convention = Literal["native", "dlt", "airbyte"]
+SyncMode = Literal["append", "overwrite", "append_dedup"]
+CONVENTIONS: tuple[str, ...] = get_args(Convention)
+SYNC_MODES: tuple[str, ...] = get_args(SyncMode)
+DEFAULT_CONFIG_FILE = "lakenorm.yaml"
+CONFIG_ENV = "LAKENORM_CONFIG"
+DEFAULT_SPARK = {"master": "local[2]"}
+_SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_TOP_KEYS = {"warehouse", "sources", "spark"}
+_SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
+                "max_table_nesting", "streams"}
+_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field"}
+
+
+@dataclass(frozen=True)
+class StreamOverride:
+    """Per-stream settings that take precedence over the catalog."""
+
+    destination_sync_mode: SyncMode | None = None
+    primary_key: tuple[tuple[str, ...], ...] | None = None
+    cursor_field: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    name: str
+    landing: Path
+    convention: Convention = "native"
+    catalog: Path | None = None
+    max_identifier_length: int = 255
+    max_table_nesting: int = 1000
+    streams: dict[str, StreamOverride] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LakenormConfig:
+    warehouse: str
+    """Delta tables root: an absolute local path or an object-store URI."""
+    sources: tuple[SourceConfig, ...]
+    spark: dict[str, str]
+    path: Path | None = None
+    """The file this configuration was read from, if any."""
+
+    def source(self, name: str) -> SourceConfig:
+        for src in self.sources:
+            if src.name == name:
+                return src
+        known = ", ".join(s.name for s in self.sources)
+        raise ConfigError(str(self.path or "configuration"), f"unknown source {name!r} (known: {known})")
+
+    def table_path(self, source: str, table: str) -> str:
+        """Where a table lives: `<warehouse>/<source>/<table>`; both names are identifiers."""
+        return f"{self.warehouse.rstrip('/')}/{source}/{table}"
+
+
+def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The explicit path, else $LAKENORM_CONFIG, else ./lakenorm.yaml."""
+    chosen = explicit or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_FILE
+    path = Path(chosen)
+    if not path.is_file():
+        raise ConfigError(str(path), f"no such configuration file (pass --config or set {CONFIG_ENV})")
+    return path
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> LakenormConfig:
+    """Read and validate a configuration file; relative paths resolve against its folder."""
+    file = find_config_file(path)
+    try:
+        doc = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(file), f"not valid YAML: {exc}".replace("\n", " ")) from None
+    return parse_config(doc, base_dir=file.resolve().parent, where=str(file))
+
+
+def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> LakenormConfig:
+    """Validate a configuration document (the parsed YAML)."""
+    doc = _mapping(doc, where, "the top level")
+    _no_unknown_keys(doc, _TOP_KEYS, where, "the top level")
+    if "warehouse" not in doc:
+        raise ConfigError(where, "missing key 'warehouse' (the root folder or URI of the Delta tables)")
+    sources = doc.get("sources") or []
+    if not isinstance(sources, list) or not sources:
+        raise ConfigError(where, "'sources' must be a non-empty list")
+    parsed = tuple(_parse_source(s, base_dir, f"{where}: sources[{i}]") for i, s in enumerate(sources))
+    names = [s.name for s in parsed]
+    if len(set(names)) != len(names):
+        raise ConfigError(where, f"source names must be unique, got {names}")
+    return LakenormConfig(
+        warehouse=_resolve_location(str(doc["warehouse"]), base_dir),
+        sources=parsed,
+        spark=_parse_spark(doc.get("spark"), where),
+        path=Path(where) if where != "configuration" else None,
+    )
+
+
+def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
+    doc = _mapping(doc, where, "a source")
+    _no_unknown_keys(doc, _SOURCE_KEYS, where, "a source")
+    for key in ("name", "landing"):
+        if key not in doc:
+            raise ConfigError(where, f"missing key {key!r}")
+    name = str(doc["name"])
+    if not _SOURCE_NAME.match(name):
+        raise ConfigError(where, f"source name {name!r} must be a letter or '_' followed by letters, "
+                                 "digits or '_' (it names folders and Dagster asset keys)")
+    where = f"{where} ({name})"
+    convention = doc.get("convention", "native")
+    if convention not in CONVENTIONS:
+        raise ConfigError(where, f"unknown convention {convention!r} (choose one of {', '.join(CONVENTIONS)})")
+    landing = (base_dir / str(doc["landing"])).resolve()
+    if not landing.is_dir():
+        raise ConfigError(where, f"landing folder {landing} does not exist (create it or fix 'landing')")
+    catalog = None
+    if doc.get("catalog") is not None:
+        catalog = (base_dir / str(doc["catalog"])).resolve()
+        if not catalog.is_file():
+            raise ConfigError(where, f"catalog file {catalog} does not exist")
+    default_len = 63 if convention == "airbyte" else 255
+    return SourceConfig(
+        name=name, landing=landing, convention=convention, catalog=catalog,
+        max_identifier_length=_positive_int(doc, "max_identifier_length", default_len, where),
+        max_table_nesting=_positive_int(doc, "max_table_nesting", 1000, where),
+        streams=_parse_stream_overrides(doc.get("streams") or {}, where),
+    )
+
+
+def _parse_stream_overrides(doc: Any, where: str) -> dict[str, StreamOverride]:
+    doc = _mapping(doc, where, "'streams'")
+    overrides = {}
+    for stream, body in doc.items():
+        at = f"{where}: streams.{stream}"
+        body = _mapping(body or {}, at, "a stream override")
+        _no_unknown_keys(body, _STREAM_KEYS, at, "a stream override")
+        mode = body.get("destination_sync_mode")
+        if mode is not None and mode not in SYNC_MODES:
+            raise ConfigError(at, f"unknown destination_sync_mode {mode!r} (choose one of {', '.join(SYNC_MODES)})")
+        pk = body.get("primary_key")
+        cursor = body.get("cursor_field")
+        overrides[str(stream)] = StreamOverride(
+            destination_sync_mode=mode,
+            primary_key=None if pk is None else tuple(tuple(_path(p, at)) for p in pk),
+            cursor_field=None if cursor is None else tuple(_path(cursor, at)),
+        )
+    return overrides
+
+
+def _parse_spark(doc: Any, where: str) -> dict[str, str]:
+    doc = _mapping(doc if doc is not None else {}, where, "'spark'")
+    conf = dict(DEFAULT_SPARK)
+    for key, value in doc.items():
+        if key != "master" and not str(key).startswith("spark."):
+            raise ConfigError(where, f"unknown key 'spark.{key}': use 'master' or a Spark property 'spark.*'")
+        conf[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
+    return conf
+
+
+def _resolve_location(location: str, base_dir: Path) -> str:
+    if "://" in location:
+        return location.rstrip("/")
+    return str((base_dir / location).resolve())
+
+
+def _path(value: Any, where: str) -> list[str]:
+    """A field path: `"a"` or `["a", "b"]`."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ConfigError(where, f"a field path must be a string or a list of strings, got {value!r}")
+
+
+def _positive_int(doc: dict, key: str, default: int, where: str) -> int:
+    value = doc.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(where, f"{key!r} must be a positive integer, got {value!r}")
+    return value
+
+
+def _mapping(doc: Any, where: str, what: str) -> dict:
+    if not isinstance(doc, dict):
+        raise ConfigError(where, f"{what} must be a mapping, got {type(doc).__name__}")
+    return doc
+
+
+def _no_unknown_keys(doc: dict, allowed: set[str], where: str, what: str) -> None:
+    unknown = sorted(set(map(str, doc)) - allowed)
+    if unknown:
+        raise ConfigError(where, f"unknown key {unknown[0]!r} in {what} (allowed: {', '.join(sorted(allowed))})")

@@ -1,0 +1,1 @@
+"""The I/O edge: Spark sessions, load packages on disk, Delta tables."""

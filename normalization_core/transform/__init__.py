@@ -1,0 +1,1 @@
+"""Pure transforms: `DataFrame -> DataFrame` and `Column -> Column`, no I/O."""

@@ -1,0 +1,128 @@
+"""Raw-table transforms (SPEC §3): file contents -> lines -> raw rows, all on the executors."""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from normalization_core.columns import SystemNames
+
+FILE, LINE, TEXT, STREAM, ERROR = "file", "line", "text", "stream", "error"
+CONTENT = "content"
+KIND = "kind"
+"""What a line is: `record`, `state`, `ignored` (Airbyte LOG/TRACE/...) or `quarantine`."""
+STATE_JSON = "state_json"
+EXTRACTED_AT = "extracted_at"
+_BOM = "\ufeff"
+_AIRBYTE_MESSAGE = T.StructType([
+    T.StructField("type", T.StringType()),
+    T.StructField("record", T.StructType([
+        T.StructField("stream", T.StringType()),
+        T.StructField("data", T.StringType()),
+        T.StructField("emitted_at", T.LongType()),
+    ])),
+    T.StructField("state", T.StringType()),
+])
+
+
+def split_lines(files: DataFrame) -> DataFrame:
+    """`(stream, file, content)` rows of whole files -> one row per line, numbered from 1.
+
+    The terminator (`\\n` or `\\r\\n`) is not part of a line; a final terminator opens no line;
+    a leading byte-order mark is dropped.
+    """
+    exploded = files.select(
+        STREAM, FILE, F.posexplode(F.split(F.col(CONTENT), r"\r?\n")).alias("pos", TEXT),
+        F.size(F.split(F.col(CONTENT), r"\r?\n")).alias("n"),
+    )
+    last_is_terminator = (F.col("pos") == F.col("n") - 1) & (F.col(TEXT) == "")
+    text = F.when(F.col("pos") == 0, F.regexp_replace(TEXT, f"^{_BOM}", "")).otherwise(F.col(TEXT))
+    return exploded.where(~last_is_terminator).select(
+        STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), text.alias(TEXT))
+
+
+def object_error(text: Column) -> Column:
+    """NULL for a JSON object, else why the text is not one."""
+    return (
+        F.when(F.trim(text) == "", F.lit("empty line"))
+        .when(F.json_object_keys(text).isNotNull(), F.lit(None).cast("string"))
+        .when(F.try_parse_json(text).isNotNull(), F.lit("JSON value is not an object"))
+        .otherwise(F.lit("not valid JSON"))
+    )
+
+
+def record_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
+    """`records` format: every line is a record of its file's stream."""
+    return lines.select(
+        F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT),
+        object_error(F.col(TEXT)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
+        F.lit(None).cast("string").alias(STATE_JSON),
+    )
+
+
+def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
+    """`airbyte` format: RECORD messages become records of `record.stream`, STATE is kept,
+    other message types are ignored and lines that are no message go to quarantine."""
+    msg = F.from_json(F.col(TEXT), _AIRBYTE_MESSAGE)
+    parsed = lines.select(FILE, LINE, F.col(TEXT), msg.alias("m"), object_error(F.col(TEXT)).alias("line_error"))
+    msg_type = F.upper(F.col("m.type"))
+    kind = (
+        F.when(F.col("line_error").isNotNull() | msg_type.isNull(), F.lit("quarantine"))
+        .when((msg_type == "RECORD") & F.col("m.record.stream").isNotNull(), F.lit("record"))
+        .when(msg_type == "RECORD", F.lit("quarantine"))
+        .when(msg_type == "STATE", F.lit("state"))
+        .otherwise(F.lit("ignored"))
+    )
+    data = F.col("m.record.data")
+    is_record = kind == "record"
+    error = (
+        F.when(F.trim(F.col(TEXT)) == "", F.lit("empty line"))
+        .when(F.col("line_error").isNotNull(), F.col("line_error"))
+        .when(msg_type.isNull(), F.lit("message has no 'type'"))
+        .when((msg_type == "RECORD") & ~is_record, F.lit("RECORD message has no record.stream"))
+        .when(is_record & data.isNull(), F.lit("RECORD message has no record.data"))
+        .when(is_record, object_error(data))
+    )
+    emitted = F.timestamp_millis(F.col("m.record.emitted_at"))
+    return parsed.select(
+        kind.alias(KIND),
+        F.when(is_record, F.col("m.record.stream")).alias(STREAM),
+        FILE, LINE,
+        F.when(is_record, data).otherwise(F.col(TEXT)).alias(TEXT),
+        error.alias(ERROR),
+        F.coalesce(emitted, extracted_at).alias(EXTRACTED_AT),
+        F.when(kind == "state", F.col("m.state")).alias(STATE_JSON),
+    )
+
+
+def raw_id(load_id: Column, file: Column, line: Column) -> Column:
+    """128-bit hex id, deterministic from load ID, file and line."""
+    key = F.concat_ws("\u001f", load_id, file, line.cast("string"))
+    return F.substring(F.sha2(key, 256), 1, 32)
+
+
+def raw_rows(lines: DataFrame, names: SystemNames, load_id: str) -> DataFrame:
+    """Classified lines of one stream -> the raw table's columns."""
+    lid = F.lit(load_id)
+    return lines.select(
+        raw_id(lid, F.col(FILE), F.col(LINE)).alias(names.raw_id),
+        lid.alias(names.load_id),
+        F.col(EXTRACTED_AT).alias(names.extracted_at),
+        F.col(TEXT).alias(names.data),
+        F.col(FILE).alias(names.file),
+        F.col(LINE).alias(names.line),
+        F.col(ERROR).alias(names.error),
+    )
+
+
+def raw_schema(names: SystemNames) -> T.StructType:
+    """The raw table's schema (the same for every stream)."""
+    return T.StructType([
+        T.StructField(names.raw_id, T.StringType(), True),
+        T.StructField(names.load_id, T.StringType(), True),
+        T.StructField(names.extracted_at, T.TimestampType(), True),
+        T.StructField(names.data, T.StringType(), True),
+        T.StructField(names.file, T.StringType(), True),
+        T.StructField(names.line, T.LongType(), True),
+        T.StructField(names.error, T.StringType(), True),
+    ])

@@ -1,0 +1,1 @@
+"""lakenorm's Dagster code location: assets, sensors and jobs built from the configuration."""

@@ -1,0 +1,86 @@
+"""Factories: one source's configuration -> its partitions, raw assets and job."""
+from collections.abc import Iterator
+
+import dagster as dg
+from pyspark.sql import types as T
+
+from normalization_core.catalog import source_catalog
+from normalization_core.columns import system_names
+from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.pipeline import LoadResult, known_streams, normalize_load, raw_table_name
+from normalization_core.transform.raw import raw_schema
+from pipeline_assets.partitions import load_ids_partitions
+from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.sensors import build_landing_sensor
+
+
+def table_schema(schema: T.StructType) -> dg.TableSchema:
+    return dg.TableSchema(columns=[dg.TableColumn(f.name, f.dataType.simpleString()) for f in schema.fields])
+
+
+def raw_asset_specs(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dict[str, dg.AssetSpec]:
+    names = system_names(source.convention)
+    specs = {}
+    for stream in streams:
+        table = raw_table_name(source, stream)
+        specs[stream] = dg.AssetSpec(
+            [source.name, table], skippable=True, group_name=source.name, kinds={"spark", "delta"},
+            description=f"Every line of stream {stream!r} as landed, untouched (rebuild source of all its tables).",
+            metadata={"dagster/table_name": f"{source.name}.{table}",
+                      "dagster/uri": config.table_path(source.name, table),
+                      "dagster/column_schema": table_schema(raw_schema(names)), "stream": stream},
+        )
+    return specs
+
+
+def build_raw_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
+    """One op reads a package once and writes the raw table of each of its streams."""
+    specs = raw_asset_specs(config, source, streams)
+
+    @dg.multi_asset(
+        name=f"{source.name}_raw", specs=list(specs.values()), partitions_def=load_ids_partitions(source),
+        backfill_policy=dg.BackfillPolicy.single_run(), can_subset=False,
+        description=f"Normalize load packages of source {source.name!r} into raw Delta tables.",
+    )
+    def raw_tables(context: dg.AssetExecutionContext, spark: SparkSessionResource) -> Iterator[dg.MaterializeResult]:
+        results = []
+        for load_id in context.partition_keys:
+            context.log.info(f"normalizing load {load_id} of source {source.name}")
+            results.append(normalize_load(spark.spark, config, source.name, load_id))
+        for stream, spec in specs.items():
+            metadata = raw_metadata(results, stream)
+            if metadata is not None:
+                yield dg.MaterializeResult(asset_key=spec.key, metadata=metadata)
+
+    return raw_tables
+
+
+def raw_metadata(results: list[LoadResult], stream: str) -> dict | None:
+    """What a user checks after a run: rows written, lines rejected, per load."""
+    per_load = {r.load_id: r.streams[stream] for r in results if stream in r.streams}
+    if not per_load:
+        return None
+    rows = sum(s.raw_lines for s in per_load.values())
+    return {
+        "dagster/partition_row_count": rows,
+        "rows_written": rows,
+        "rejected_lines": sum(s.rejected_lines for s in per_load.values()),
+        "load_ids": list(per_load),
+        "expected_records": sum(s.expected_records or 0 for s in per_load.values()),
+        "quarantined_lines": sum(r.quarantined_lines for r in results),
+    }
+
+
+def source_job_name(source: SourceConfig) -> str:
+    return f"{source.name}_normalize"
+
+
+def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg.Definitions:
+    """Everything of one source: raw assets, the job that normalizes a load and the landing sensor."""
+    streams = known_streams(source, list(source_catalog(source)))
+    if not streams:
+        return dg.Definitions(sensors=[build_landing_sensor(source, job=None)])
+    assets = build_raw_assets(config, source, streams)
+    job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
+                              description=f"Normalize one load package of source {source.name!r}.")
+    return dg.Definitions(assets=[assets], jobs=[job], sensors=[build_landing_sensor(source, job=job)])

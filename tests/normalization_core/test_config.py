@@ -1,0 +1,69 @@
+"""Typed configuration (SPEC §2.3): every mistake is one clear line."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from normalization_core.config import load_config, parse_config
+from normalization_core.errors import ConfigError
+
+
+def config_doc(tmp_path, **source):
+    (tmp_path / "landing").mkdir(exist_ok=True)
+    return {"warehouse": "wh", "sources": [{"name": "shop", "landing": "landing", **source}]}
+
+
+def test_defaults_and_relative_paths(tmp_path):
+    cfg = parse_config(config_doc(tmp_path), base_dir=tmp_path)
+    src = cfg.source("shop")
+    assert cfg.warehouse == str(tmp_path / "wh")
+    assert src.landing == tmp_path / "landing"
+    assert (src.convention, src.max_identifier_length, src.max_table_nesting) == ("native", 255, 1000)
+    assert cfg.spark == {"master": "local[2]"}
+    assert cfg.table_path("shop", "_norm_raw_orders") == f"{tmp_path}/wh/shop/_norm_raw_orders"
+
+
+def test_airbyte_convention_defaults_to_63_characters(tmp_path):
+    assert parse_config(config_doc(tmp_path, convention="airbyte"), tmp_path).source("shop").max_identifier_length == 63
+
+
+def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
+    doc = config_doc(tmp_path, streams={"events": {"destination_sync_mode": "append"},
+                                        "orders": {"primary_key": [["id"]], "cursor_field": "updated_at"}})
+    doc["spark"] = {"master": "local[1]", "spark.sql.shuffle.partitions": 8}
+    (tmp_path / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
+    monkeypatch.setenv("LAKENORM_CONFIG", str(tmp_path / "lakenorm.yaml"))
+    cfg = load_config()
+    assert cfg.spark == {"master": "local[1]", "spark.sql.shuffle.partitions": "8"}
+    orders = cfg.source("shop").streams["orders"]
+    assert orders.primary_key == (("id",),) and orders.cursor_field == ("updated_at",)
+    assert cfg.source("shop").streams["events"].destination_sync_mode == "append"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(warehous="x"), "unknown key 'warehous' in the top level"),
+    (lambda d: d["sources"][0].update(landig="x"), "unknown key 'landig' in a source"),
+    (lambda d: d["sources"][0].update(convention="camel"), "unknown convention 'camel'"),
+    (lambda d: d["sources"][0].update(landing="missing"), "landing folder"),
+    (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
+    (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
+    (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
+    (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
+    (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'spark.driver_memory'"),
+    (lambda d: d.pop("warehouse"), "missing key 'warehouse'"),
+    (lambda d: d.update(sources=[]), "'sources' must be a non-empty list"),
+])
+def test_mistakes_are_one_clear_line(tmp_path, change, message):
+    doc = config_doc(tmp_path)
+    change(doc)
+    with pytest.raises(ConfigError) as err:
+        parse_config(doc, base_dir=tmp_path)
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_file_names_the_environment_variable(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LAKENORM_CONFIG", raising=False)
+    with pytest.raises(ConfigError, match="LAKENORM_CONFIG"):
+        load_config()

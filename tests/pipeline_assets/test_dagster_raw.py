@@ -1,0 +1,99 @@
+"""Dagster: definitions from the configuration, the landing sensor, partitioned raw materializations."""
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from normalization_core.config import parse_config
+from normalization_core.io.delta import read_table
+from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.definitions import build_definitions
+from pipeline_assets.factories import build_raw_assets, source_job_name
+from pipeline_assets.resources import SparkSessionResource
+
+STREAMS = ["customers", "events", "orders"]
+
+
+@pytest.fixture
+def shop(tmp_path):
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    write_catalog(tmp_path / "catalog.json")
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": "landing", "catalog": "catalog.json"}]}, base_dir=tmp_path)
+    return config, landing
+
+
+def sensor_tick(defs, instance, cursor=None):
+    """The SensorResult of one tick; like the daemon, the caller applies its partition requests."""
+    sensor = defs.resolve_sensor_def("shop_landing_sensor")
+    return sensor(dg.build_sensor_context(instance=instance, definitions=defs, cursor=cursor))
+
+
+def test_definitions_model_each_stream_as_a_partitioned_raw_asset(shop):
+    config, _ = shop
+    defs = build_definitions(config)
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert keys == {f"shop/_norm_raw_{s}" for s in STREAMS}
+    job = defs.resolve_job_def(source_job_name(config.source("shop")))
+    assert job.partitions_def.name == "shop_load_ids"
+    assert defs.resolve_sensor_def("shop_landing_sensor").default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def test_sensor_registers_only_complete_new_packages_and_never_twice(shop):
+    config, landing = shop
+    ids = write_sample_packages(landing, SampleSpec(packages=2, orders=5, customers=2, events=3))
+    (landing / "in-flight").mkdir()  # no manifest yet
+    (landing / "broken").mkdir()
+    (landing / "broken" / "_manifest.json").write_text("{not json")
+    defs = build_definitions(config)
+    with dg.instance_for_test() as instance:
+        first = sensor_tick(defs, instance)
+        assert [r.partition_key for r in first.run_requests] == ids
+        assert [r.run_key for r in first.run_requests] == ids
+        assert [list(r.partition_keys) for r in first.dynamic_partitions_requests] == [ids]
+        instance.add_dynamic_partitions("shop_load_ids", ids)
+
+        again = sensor_tick(defs, instance, cursor=first.cursor)
+        assert not again.run_requests and not again.dynamic_partitions_requests
+        assert again.skip_reason.skip_message == "no new complete packages (1 rejected)"
+
+        later = write_sample_packages(landing, SampleSpec(packages=3, orders=5, customers=2, events=3))[2:]
+        third = sensor_tick(defs, instance, cursor=again.cursor)
+        assert [r.partition_key for r in third.run_requests] == later
+
+
+def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
+    config, landing = shop
+    ids = write_sample_packages(landing, SampleSpec(packages=2, orders=7, customers=3, events=4))
+    assets = build_raw_assets(config, config.source("shop"), STREAMS)
+    resources = {"spark": SparkSessionResource(spark_conf=config.spark)}
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("shop_load_ids", ids)
+        for load_id in ids:
+            result = dg.materialize([assets], instance=instance, partition_key=load_id, resources=resources)
+            assert result.success
+            mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_raw")}
+            assert mats["_norm_raw_orders"]["dagster/partition_row_count"].value == 7
+            assert mats["_norm_raw_events"]["rejected_lines"].value == 0
+        status = instance.get_status_by_partition(dg.AssetKey(["shop", "_norm_raw_orders"]), ids,
+                                                  assets.partitions_def)
+        assert set(status.values()) == {dg.AssetPartitionStatus.MATERIALIZED}
+    orders = read_table(spark, config.table_path("shop", "_norm_raw_orders"))
+    assert {(r["_norm_load_id"], r["count"]) for r in orders.groupBy("_norm_load_id").count().collect()} == {
+        (ids[0], 7), (ids[1], 7)}
+    assert spark.range(1).count() == 1  # the resource left the shared session running
+
+
+def test_a_single_run_backfill_of_two_partitions_writes_both_loads(spark, shop):
+    config, landing = shop
+    ids = write_sample_packages(landing, SampleSpec(packages=2, orders=3, customers=1, events=2))
+    assets = build_raw_assets(config, config.source("shop"), STREAMS)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("shop_load_ids", ids)
+        result = dg.materialize(
+            [assets], instance=instance, resources={"spark": SparkSessionResource(spark_conf=config.spark)},
+            tags={"dagster/asset_partition_range_start": ids[0], "dagster/asset_partition_range_end": ids[1]})
+        assert result.success
+    events = read_table(spark, config.table_path("shop", "_norm_raw_events"))
+    assert sorted(r["_norm_load_id"] for r in events.select("_norm_load_id").distinct().collect()) == ids
