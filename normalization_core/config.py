@@ -128,10 +128,13 @@ def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
         catalog = (base_dir / str(doc["catalog"])).resolve()
         if not catalog.is_file():
             raise ConfigError(where, f"catalog file {catalog} does not exist")
-    default_len = 63 if convention == "airbyte" else 255
+    default_len, min_len = (63, 40) if convention == "airbyte" else (255, 8)
+    max_len = _positive_int(doc, "max_identifier_length", default_len, where)
+    if max_len < min_len:
+        raise ConfigError(where, f"max_identifier_length must be at least {min_len} for convention {convention!r}")
     return SourceConfig(
         name=name, landing=landing, convention=convention, catalog=catalog,
-        max_identifier_length=_positive_int(doc, "max_identifier_length", default_len, where),
+        max_identifier_length=max_len,
         max_table_nesting=_positive_int(doc, "max_table_nesting", 1000, where),
         streams=_parse_stream_overrides(doc.get("streams") or {}, where),
     )

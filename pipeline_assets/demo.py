@@ -13,7 +13,7 @@ import yaml
 from normalization_core.cli import list_tables
 from normalization_core.config import LakenormConfig, load_config
 from normalization_core.io.delta import read_table
-from normalization_core.io.spark import build_spark_session
+from normalization_core.io.spark import spark_session
 from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import source_job_name
@@ -71,10 +71,8 @@ def run_demo(root: Path, spec: SampleSpec) -> int:
     root = root.resolve()
     config = load_config(write_demo_files(root, spec))
     os.environ["DAGSTER_HOME"] = str(root / "dagster_home")
-    spark = build_spark_session(config.spark)  # shared by the in-process runs, stopped at the end
-    try:
-        with dg.DagsterInstance.get() as instance:
-            runs = run_sensor_and_runs(config, instance)
+    with spark_session(config.spark) as spark, dg.DagsterInstance.get() as instance:  # shared by the runs
+        runs = run_sensor_and_runs(config, instance)
         for run in runs:
             print(f"run for load {run.load_id}: {'success' if run.success else 'FAILED'}")
         if not runs:
@@ -83,8 +81,6 @@ def run_demo(root: Path, spec: SampleSpec) -> int:
             for table in list_tables(config, source):
                 rows = read_table(spark, config.table_path(source.name, table)).count()
                 print(f"{source.name}.{table:<40} {rows:>8} rows")
-    finally:
-        spark.stop()
     print(f"demo finished in {time.monotonic() - started:.0f} s; tables under {config.warehouse}")
     print(f"open the UI: make ui  (or DAGSTER_HOME={root / 'dagster_home'} "
           f"LAKENORM_CONFIG={root / 'lakenorm.yaml'} dagster dev -w workspace.yaml)")

@@ -1,13 +1,14 @@
 """The Spark session as a Dagster resource: built from the configuration, stopped cleanly."""
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 import dagster as dg
 from pydantic import PrivateAttr
 from pyspark.sql import SparkSession
 
-from normalization_core.io.spark import build_spark_session
+from normalization_core.io.spark import spark_session
 
 
 class SparkSessionResource(dg.ConfigurableResource):
@@ -15,17 +16,16 @@ class SparkSessionResource(dg.ConfigurableResource):
 
     spark_conf: dict[str, str] = {"master": "local[2]"}
     _session: Any = PrivateAttr(default=None)
-    _owns_session: bool = PrivateAttr(default=False)
+    _stack: Any = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        existing = SparkSession.getActiveSession()
-        self._session = build_spark_session(self.spark_conf, app_name="lakenorm-dagster")
-        self._owns_session = existing is None
+        self._stack = ExitStack()
+        self._session = self._stack.enter_context(spark_session(self.spark_conf, app_name="lakenorm-dagster"))
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        if self._owns_session and self._session is not None:
-            self._session.stop()
-        self._session = None
+        if self._stack is not None:
+            self._stack.close()
+        self._session = self._stack = None
 
     @property
     def spark(self) -> SparkSession:

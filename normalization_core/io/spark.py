@@ -1,7 +1,8 @@
 """A Delta-enabled SparkSession built from the configuration's `spark:` section."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
 
@@ -56,3 +57,15 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm") -> Iterator[SparkSession]:
+    """A session for a block of work, stopped afterwards only if this block started it."""
+    already_running = SparkSession.getActiveSession() is not None
+    spark = build_spark_session(spark_conf, app_name)
+    try:
+        yield spark
+    finally:
+        if not already_running:
+            spark.stop()

@@ -49,6 +49,7 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
     (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
+    (lambda d: d["sources"][0].update(max_identifier_length=5), "max_identifier_length must be at least 8"),
     (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'spark.driver_memory'"),
     (lambda d: d.pop("warehouse"), "missing key 'warehouse'"),
     (lambda d: d.update(sources=[]), "'sources' must be a non-empty list"),

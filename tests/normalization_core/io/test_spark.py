@@ -1,0 +1,45 @@
+"""The Delta runtime: session settings and the offline jar cache."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from normalization_core.io.jars import DELTA_COORDINATE, _shipped_by_pyspark, cached_jars
+from normalization_core.io.spark import session_conf
+
+
+def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
+    conf = session_conf({"master": "local[2]", "spark.driver.memory": "2g"})
+    assert conf["spark.master"] == "local[2]"
+    assert conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert conf["spark.sql.session.timeZone"] == "UTC"
+    assert conf["spark.driver.memory"] == "2g"
+    assert "delta-spark_4.2_2.13-4.4.0.jar" in conf["spark.jars"]
+    assert "spark.jars.packages" not in conf
+    cluster = session_conf({"master": "spark://host:7077"})
+    assert "spark.driver.memory" not in cluster
+
+
+def test_jar_cache_keeps_only_what_pyspark_lacks():
+    jars = [os.path.basename(j) for j in cached_jars()]
+    assert f"io.delta_delta-spark_4.2_2.13-{DELTA_COORDINATE.rsplit(':', 1)[1]}.jar" in jars
+    assert any(j.startswith("io.delta_delta-storage-") for j in jars)
+    assert not any("jackson-databind" in j or "hadoop-client" in j for j in jars)
+    assert _shipped_by_pyspark("org.apache.parquet_parquet-hadoop-1.16.0.jar")
+    assert not _shipped_by_pyspark("io.delta_delta-storage-4.4.0.jar")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0, reason="needs root and unshare")
+def test_a_delta_session_starts_and_writes_without_any_network(tmp_path):
+    script = ("from normalization_core.io.spark import build_spark_session as b; s = b({'master': 'local[1]'}); "
+              f"s.range(3).write.format('delta').save({str(tmp_path / 't')!r}); "
+              f"print(s.read.format('delta').load({str(tmp_path / 't')!r}).count())")
+    offline = f"ip link set lo up && SPARK_LOCAL_IP=127.0.0.1 {sys.executable} -c \"{script}\""
+    done = subprocess.run(["unshare", "-n", "sh", "-c", offline], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "3"

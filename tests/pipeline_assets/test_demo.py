@@ -1,0 +1,34 @@
+"""`lakenorm demo`: sample packages through the sensor and its runs into a persistent local instance."""
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from normalization_core.io.delta import read_table
+from normalization_core.samples import SampleSpec
+from pipeline_assets.cli import main
+from pipeline_assets.demo import run_demo
+
+
+@pytest.mark.slow
+def test_demo_leaves_tables_and_an_instance_showing_the_materialized_partitions(spark, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "elsewhere"))
+    assert run_demo(tmp_path / "demo", SampleSpec(packages=2, orders=20, customers=5, events=10)) == 0
+    out = capsys.readouterr().out
+    assert out.count(": success") == 2
+    for table, rows in (("_norm_raw_orders", 40), ("_norm_raw_customers", 10), ("_norm_raw_events", 20)):
+        assert read_table(spark, str(tmp_path / "demo/warehouse/shop" / table)).count() == rows
+        assert f"shop.{table}" in out
+    assert (tmp_path / "demo/dagster_home/dagster.yaml").read_text() == open("dagster.yaml").read()
+
+    instance = dg.DagsterInstance.from_config(str(tmp_path / "demo/dagster_home"))
+    load_ids = instance.get_dynamic_partitions("shop_load_ids")
+    assert len(load_ids) == 2
+    runs = instance.get_runs()
+    assert len(runs) == 2 and {r.tags["dagster/run_key"] for r in runs} == set(load_ids)
+    for key in ("_norm_raw_orders", "_norm_raw_customers", "_norm_raw_events"):
+        materialized = instance.get_materialized_partitions(dg.AssetKey(["shop", key]))
+        assert materialized == set(load_ids)
+
+    assert main(["demo", "--root", str(tmp_path / "demo"), "--packages", "2"]) == 0  # again: nothing new
+    assert "no new load packages" in capsys.readouterr().out
