@@ -17,9 +17,10 @@ from normalization_core.errors import PackageError, UnknownLoadError
 from normalization_core.io.delta import is_delta_table, replace_load, run_concurrently
 from normalization_core.io.packages import Discovery, LoadPackage, discover_packages, find_package
 from normalization_core.io.reader import read_package_lines, unreadable_file
-from normalization_core.io.registry import LoadRecord, normalized_load_ids, record_loads
+from normalization_core.io.registry import LoadRecord, is_newest_load, normalized_load_ids, record_loads
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
+from normalization_core.typed_load import stream_plans, write_typed_tables
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class StreamResult:
     raw_lines: int
     rejected_lines: int
     expected_records: int | None = None
+    typed_rows: dict[str, int] = field(default_factory=dict)
+    """Rows written per typed table (root and children) of this load."""
+    schema_version_hash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,13 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
         writes = [partial(_write_raw, config, source, names, lines, load_id, s, t) for s, t in tables.items()]
         writes.append(partial(_write_quarantine, spark, config, source, names, package, lines, counts.quarantined))
         run_concurrently(writes)
+        typed = _write_typed(spark, config, source, names, package, lines)
     finally:
         lines.unpersist()
+    plans = stream_plans(source)
     result = LoadResult(source.name, load_id, {
-        s: StreamResult(s, t, counts.lines.get(s, 0), counts.rejected.get(s, 0), package.expected_records.get(s))
+        s: StreamResult(s, t, counts.lines.get(s, 0), counts.rejected.get(s, 0), package.expected_records.get(s),
+                        typed.get(s, {}), plans[s].version_hash if s in plans else None)
         for s, t in tables.items()}, counts.quarantined)
     _register(spark, config, source, package, result, counts)
     return result
@@ -97,8 +104,23 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
 
 def _write_raw(config: LakenormConfig, source: SourceConfig, names: SystemNames, lines: DataFrame,
                load_id: str, stream: str, table: str) -> None:
-    rows = R.raw_rows(lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream)), names, load_id)
-    replace_load(rows, config.table_path(source.name, table), names.load_id, load_id)
+    replace_load(_stream_rows(lines, names, load_id, stream), config.table_path(source.name, table), names.load_id, load_id)
+
+
+def _stream_rows(lines: DataFrame, names: SystemNames, load_id: str, stream: str) -> DataFrame:
+    return R.raw_rows(lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream)), names, load_id)
+
+
+def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
+                 package: LoadPackage, lines: DataFrame) -> dict[str, dict[str, int]]:
+    registry = registry_path(config, source)
+    typed = {}
+    for stream, plan in stream_plans(source).items():
+        if stream in package.streams:
+            newest = is_newest_load(spark, registry, stream, package.arrival_key)
+            rows = _stream_rows(lines, names, package.load_id, stream)
+            typed[stream] = write_typed_tables(spark, config, source, names, plan, rows, package.load_id, newest)
+    return typed
 
 
 def _raw_tables(source: SourceConfig, package: LoadPackage) -> dict[str, str]:
@@ -163,8 +185,9 @@ def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
         LoadRecord(
             source=source.name, stream=s.stream, load_id=package.load_id,
             created_at=package.created_at, normalized_at=now,
-            status=C.STATUS_NORMALIZED, rows={s.raw_table: s.raw_lines}, raw_lines=s.raw_lines,
-            rejected_lines=s.rejected_lines, state=None if state is None else json.dumps(state, sort_keys=True),
+            status=C.STATUS_NORMALIZED, rows={s.raw_table: s.raw_lines, **s.typed_rows}, raw_lines=s.raw_lines,
+            rejected_lines=s.rejected_lines, schema_version_hash=s.schema_version_hash,
+            state=None if state is None else json.dumps(state, sort_keys=True),
         )
         for s in result.streams.values()
     ]

@@ -9,6 +9,7 @@ from normalization_core.columns import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.pipeline import LoadResult, known_streams, normalize_load, raw_table_name
 from normalization_core.transform.raw import raw_schema
+from normalization_core.typed_load import StreamPlan, stream_plans
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.sensors import build_landing_sensor
@@ -33,26 +34,51 @@ def raw_asset_specs(config: LakenormConfig, source: SourceConfig, streams: list[
     return specs
 
 
-def build_raw_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
-    """One op reads a package once and writes the raw table of each of its streams."""
-    specs = raw_asset_specs(config, source, streams)
+def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: dict[str, dg.AssetSpec]
+                      ) -> dict[tuple[str, str], dg.AssetSpec]:
+    """Per stream its typed root (depending on raw) and each child table (depending on its parent)."""
+    specs = {}
+    for stream, plan in plans.items():
+        for table in plan.schema["tables"]:
+            parent = table.get("parent")
+            upstream = raw[stream].key if parent is None else dg.AssetKey([source.name, parent])
+            columns = dg.TableSchema(columns=[dg.TableColumn(c["name"], c["data_type"]) for c in table["columns"]])
+            specs[(stream, table["name"])] = dg.AssetSpec(
+                [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
+                kinds={"spark", "delta"}, description=f"Typed table {table['name']!r} of stream {stream!r}.",
+                metadata={"dagster/table_name": f"{source.name}.{table['name']}", "dagster/column_schema": columns,
+                          "stream": stream, "write_disposition": plan.settings.destination_sync_mode},
+            )
+    return specs
+
+
+def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
+    """One op reads a package once and writes every table of its streams: raw, typed root, children."""
+    raw = raw_asset_specs(config, source, streams)
+    typed = typed_asset_specs(source, {s: p for s, p in stream_plans(source).items() if s in raw}, raw)
 
     @dg.multi_asset(
-        name=f"{source.name}_raw", specs=list(specs.values()), partitions_def=load_ids_partitions(source),
-        backfill_policy=dg.BackfillPolicy.single_run(), can_subset=False,
-        description=f"Normalize load packages of source {source.name!r} into raw Delta tables.",
+        name=f"{source.name}_normalize", specs=[*raw.values(), *typed.values()],
+        partitions_def=load_ids_partitions(source), backfill_policy=dg.BackfillPolicy.single_run(),
+        can_subset=False, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
-    def raw_tables(context: dg.AssetExecutionContext, spark: SparkSessionResource) -> Iterator[dg.MaterializeResult]:
+    def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource) -> Iterator[dg.MaterializeResult]:
         results = []
         for load_id in context.partition_keys:
             context.log.info(f"normalizing load {load_id} of source {source.name}")
             results.append(normalize_load(spark.spark, config, source.name, load_id))
-        for stream, spec in specs.items():
+        for stream, spec in raw.items():
             metadata = raw_metadata(results, stream)
             if metadata is not None:
                 yield dg.MaterializeResult(asset_key=spec.key, metadata=metadata)
+        for (stream, table), spec in typed.items():
+            rows = [r.streams[stream].typed_rows[table] for r in results
+                    if stream in r.streams and table in r.streams[stream].typed_rows]
+            if rows:
+                yield dg.MaterializeResult(asset_key=spec.key, metadata={
+                    "dagster/partition_row_count": sum(rows), "rows_written": sum(rows)})
 
-    return raw_tables
+    return normalize
 
 
 def raw_metadata(results: list[LoadResult], stream: str) -> dict | None:
@@ -80,7 +106,7 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     streams = known_streams(source, list(source_catalog(source)))
     if not streams:
         return dg.Definitions(sensors=[build_landing_sensor(source, job=None)])
-    assets = build_raw_assets(config, source, streams)
+    assets = build_source_assets(config, source, streams)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
     return dg.Definitions(assets=[assets], jobs=[job], sensors=[build_landing_sensor(source, job=job)])

@@ -54,7 +54,8 @@ def replace_load(df: DataFrame, path: str, load_column: str, load_id: str) -> No
     """
     predicate = f"`{load_column}` = '{load_id}'"
     with_conflict_retry(lambda: (
-        df.write.format("delta").mode("overwrite").option("replaceWhere", predicate).save(path)))
+        df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
+        .option("mergeSchema", "true").save(path)))
 
 
 def read_table(spark: SparkSession, path: str) -> DataFrame:
@@ -67,3 +68,15 @@ def run_concurrently(writes: Sequence[Callable[[], None]], max_workers: int = 4)
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="lakenorm-write") as pool:
         for future in [pool.submit(w) for w in writes]:
             future.result()
+
+
+def replace_all(df: DataFrame, path: str) -> None:
+    """Replace the whole table with `df` in one commit (the `overwrite` disposition)."""
+    with_conflict_retry(lambda: df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path))
+
+
+def last_commit_rows(spark: SparkSession, path: str) -> int:
+    """Rows the newest commit of the table wrote (Delta's commit metrics: metadata, not data)."""
+    history = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").first()
+    metrics = (history[0] or {}) if history else {}
+    return int(metrics.get("numOutputRows", 0))

@@ -62,3 +62,15 @@ def normalized_load_ids(spark: SparkSession, path: str) -> set[str]:
             .agg(F.min(F.col(C.LOADS_STATUS) == C.STATUS_NORMALIZED).alias("ok"))
             .where("ok").select(C.LOADS_LOAD_ID))
     return {row[0] for row in done.collect()}  # one short string per load: metadata, not data
+
+
+def is_newest_load(spark: SparkSession, path: str, stream: str, arrival_key: tuple[datetime, str]) -> bool:
+    """Whether no normalized load of `stream` arrived after `arrival_key` (created_at, load_id)."""
+    if not is_delta_table(spark, path):
+        return True
+    created, load_id = arrival_key
+    later = (read_table(spark, path)
+             .where((F.col(C.LOADS_STREAM) == stream) & (F.col(C.LOADS_STATUS) == C.STATUS_NORMALIZED))
+             .where((F.col(C.LOADS_CREATED_AT) > F.lit(created))
+                    | ((F.col(C.LOADS_CREATED_AT) == F.lit(created)) & (F.col(C.LOADS_LOAD_ID) > load_id))))
+    return later.limit(1).count() == 0

@@ -8,7 +8,7 @@ from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
 from pipeline_assets.definitions import build_definitions
-from pipeline_assets.factories import build_raw_assets, source_job_name
+from pipeline_assets.factories import build_source_assets, source_job_name
 from pipeline_assets.resources import SparkSessionResource
 
 STREAMS = ["customers", "events", "orders"]
@@ -33,8 +33,18 @@ def sensor_tick(defs, instance, cursor=None):
 def test_definitions_model_each_stream_as_a_partitioned_raw_asset(shop):
     config, _ = shop
     defs = build_definitions(config)
-    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
-    assert keys == {f"shop/_norm_raw_{s}" for s in STREAMS}
+    graph = defs.resolve_asset_graph()
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert keys == {f"shop/_norm_raw_{s}" for s in STREAMS} | {f"shop/{s}" for s in STREAMS} | {
+        "shop/orders__line_items", "shop/orders__line_items__discounts", "shop/orders__tags"}
+
+    def parents(key: str) -> set[str]:
+        return {k.to_user_string() for k in graph.get(dg.AssetKey(key.split("/"))).parent_keys}
+
+    assert parents("shop/orders") == {"shop/_norm_raw_orders"}
+    assert parents("shop/orders__line_items") == {"shop/orders"}
+    assert parents("shop/orders__line_items__discounts") == {"shop/orders__line_items"}
+    assert parents("shop/orders__tags") == {"shop/orders"}
     job = defs.resolve_job_def(source_job_name(config.source("shop")))
     assert job.partitions_def.name == "shop_load_ids"
     assert defs.resolve_sensor_def("shop_landing_sensor").default_status == dg.DefaultSensorStatus.RUNNING
@@ -66,16 +76,18 @@ def test_sensor_registers_only_complete_new_packages_and_never_twice(shop):
 def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
     config, landing = shop
     ids = write_sample_packages(landing, SampleSpec(packages=2, orders=7, customers=3, events=4))
-    assets = build_raw_assets(config, config.source("shop"), STREAMS)
+    assets = build_source_assets(config, config.source("shop"), STREAMS)
     resources = {"spark": SparkSessionResource(spark_conf=config.spark)}
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("shop_load_ids", ids)
         for load_id in ids:
             result = dg.materialize([assets], instance=instance, partition_key=load_id, resources=resources)
             assert result.success
-            mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_raw")}
+            mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_normalize")}
             assert mats["_norm_raw_orders"]["dagster/partition_row_count"].value == 7
             assert mats["_norm_raw_events"]["rejected_lines"].value == 0
+            assert mats["orders"]["dagster/partition_row_count"].value == 7
+            assert mats["orders__line_items"]["rows_written"].value >= 7  # every sample order has items
         status = instance.get_status_by_partition(dg.AssetKey(["shop", "_norm_raw_orders"]), ids,
                                                   assets.partitions_def)
         assert set(status.values()) == {dg.AssetPartitionStatus.MATERIALIZED}
@@ -88,7 +100,7 @@ def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
 def test_a_single_run_backfill_of_two_partitions_writes_both_loads(spark, shop):
     config, landing = shop
     ids = write_sample_packages(landing, SampleSpec(packages=2, orders=3, customers=1, events=2))
-    assets = build_raw_assets(config, config.source("shop"), STREAMS)
+    assets = build_source_assets(config, config.source("shop"), STREAMS)
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("shop_load_ids", ids)
         result = dg.materialize(

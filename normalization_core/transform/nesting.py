@@ -1,0 +1,287 @@
+"""Typed root and nested child tables of a stream from its raw rows (SPEC §3, §4.2, §5.1), on the executors.
+
+Each record's JSON is parsed once into a VARIANT. Every object level is then cast to a struct whose scalar
+leaves are strings (their JSON text, so a bad value is still there to report) and whose objects and arrays
+stay VARIANTs: a value of the wrong kind (a string where an object is declared, a scalar among objects)
+is then seen, NULLED and reported instead of silently lost. Child tables of any depth `posexplode` their
+way down from the same parsed DataFrame.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from normalization_core.columns import SystemNames
+from normalization_core.schema.model import (
+    ColumnSchema,
+    StreamSchema,
+    TableSchema,
+    child_tables,
+    field_path,
+    lineage,
+    root_table,
+)
+from normalization_core.transform.typing import (
+    SCALAR_LOGICAL_TYPES,
+    cast_failed,
+    cast_object,
+    cast_scalar,
+    is_present,
+    meta_column,
+    nulled,
+    type_value,
+)
+
+RECORD = "#record"
+"""Column of `parse_records` holding the record's top-level object (positional struct). Internal columns
+start with `#`, which no normalized name contains."""
+RECORD_FIELD = "$"
+"""`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
+RECORD_UNREADABLE = "DESTINATION_SERIALIZATION_ERROR"
+_KEY_SEPARATOR = "\u001f"
+_ROW, _ELEMENT, _INDEX, _KEY, _PARENT, _ROOT, _META = "#row", "#element", "#index", "#key", "#parent", "#root", "#meta"
+_ARRAY = T.ArrayType(T.VariantType())
+
+
+def row_key(*parts: Column) -> Column:
+    """128-bit hex key from non-null parts."""
+    return F.substring(F.sha2(F.concat_ws(_KEY_SEPARATOR, *[p.cast("string") for p in parts]), 256), 1, 32)
+
+
+@dataclass
+class _Level:
+    """The keys of one object of a table row that the schema reads: leaves (logical type) or nested objects."""
+
+    keys: dict[str, str | _Level] = field(default_factory=dict)
+
+    def add(self, path: list[str], logical_type: str) -> None:
+        level = self
+        for key in path[:-1]:
+            nested = level.keys.setdefault(key, _Level())
+            assert isinstance(nested, _Level), f"key {key!r} is both a value and an object"
+            level = nested
+        level.keys[path[-1]] = logical_type
+
+    def at(self, path: tuple[str, ...]) -> _Level:
+        level = self
+        for key in path:
+            nested = level.keys[key]
+            assert isinstance(nested, _Level)
+            level = nested
+        return level
+
+    def fields(self) -> list[tuple[str, str]]:
+        """(key, logical type) pairs; nested objects and arrays are read as VARIANTs."""
+        return [(key, "object" if isinstance(v, _Level) else v) for key, v in self.keys.items()]
+
+    def position(self, key: str) -> str:
+        return f"_{list(self.keys).index(key)}"
+
+    def objects(self, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+        """Paths of the nested objects, parents first."""
+        for key, value in self.keys.items():
+            if isinstance(value, _Level):
+                yield (*prefix, key)
+                yield from value.objects((*prefix, key))
+
+
+def _row_level(schema: StreamSchema, table: TableSchema) -> _Level:
+    level = _Level()
+    for column in table["columns"]:
+        if column["path"]:
+            level.add(column["path"], column["logical_type"])
+    for child in child_tables(schema, table["name"]):
+        if child["path"]:
+            level.add(child["path"], "json")
+    return level
+
+
+class _RowReader:
+    """Reads values by raw key path from a row struct, casting each nested object once."""
+
+    def __init__(self, row: Column, level: _Level, objects: dict[tuple[str, ...], Column] | None = None) -> None:
+        self.level = level
+        self._objects: dict[tuple[str, ...], Column] = {(): row, **(objects or {})}
+
+    def object_at(self, path: tuple[str, ...]) -> Column:
+        if path not in self._objects:
+            self._objects[path] = cast_object(self.value_at(path), self.level.at(path).fields())
+        return self._objects[path]
+
+    def value_at(self, path: tuple[str, ...]) -> Column:
+        return self.object_at(path[:-1]).getField(self.level.at(path[:-1]).position(path[-1]))
+
+
+def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema) -> DataFrame:
+    """Raw rows that are JSON objects, with their record parsed once into `RECORD`."""
+    level = _row_level(stream_schema, root_table(stream_schema))
+    record = cast_object(F.try_parse_json(F.col(names.data)), level.fields())
+    return raw_df.where(F.col(names.error).isNull()).select("*", record.alias(RECORD))
+
+
+def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,
+               normalized_at: Column | None = None) -> DataFrame:
+    """The root table: typed data columns, then raw id, extracted at, load ID, row key, meta, normalized at."""
+    root = root_table(stream_schema)
+    if table is not None and table != root["name"]:
+        raise ValueError(f"{table!r} is not the root table of stream {stream_schema['stream']!r}")
+    keep = [names.raw_id, names.extracted_at, names.load_id]
+    rows = parsed.select(*keep, F.col(RECORD).alias(_ROW))
+    unreadable = nulled(RECORD_FIELD, F.col(_ROW).isNull(), RECORD_UNREADABLE)
+    typed = _type_rows(rows, stream_schema, root, keep, [unreadable])
+    return typed.select(
+        *_data_names(root), *keep,
+        row_key(F.col(names.raw_id)).alias(names.row_id(root["name"])),
+        F.col(_META).alias(names.meta),
+        (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at),
+    )
+
+
+def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str) -> DataFrame:
+    """A nested table at any depth: data columns, load ID, row key, parent key, list index, root key, meta."""
+    chain = lineage(stream_schema, table)
+    if len(chain) < 2:
+        raise ValueError(f"{table!r} is the root table of stream {stream_schema['stream']!r}, not a child")
+    rows = parsed.select(F.col(names.load_id), row_key(F.col(names.raw_id)).alias(_ROOT), F.col(RECORD).alias(_ROW))
+    rows = rows.withColumn(_KEY, F.col(_ROOT))
+    for parent, child in zip(chain, chain[1:]):
+        rows = _explode(rows, stream_schema, parent, child, names)
+    target = chain[-1]
+    typed = _type_rows(rows, stream_schema, target, [names.load_id, _KEY, _PARENT, _INDEX, _ROOT])
+    return typed.select(
+        *_data_names(target), F.col(names.load_id), F.col(_KEY).alias(names.row_id(target["name"])),
+        F.col(_PARENT).alias(names.parent_id(chain[-2]["name"])),
+        F.col(_INDEX).cast(T.LongType()).alias(names.list_idx), F.col(_ROOT).alias(names.root_id),
+        F.col(_META).alias(names.meta),
+    )
+
+
+def typed_tables(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema,
+                 normalized_at: Column | None = None) -> dict[str, DataFrame]:
+    """Every typed table of the stream by name, root first (lazy: nothing runs here).
+
+    Persist `parsed` (from `parse_records`) first when writing several tables, or each table's job parses again.
+    """
+    root, *children = stream_schema["tables"]
+    tables = {root["name"]: typed_root(parsed, names, stream_schema, normalized_at=normalized_at)}
+    tables.update({child["name"]: child_table(parsed, names, stream_schema, child["name"]) for child in children})
+    return tables
+
+
+def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: TableSchema,
+             names: SystemNames) -> DataFrame:
+    """Rows of `parent` -> rows of `child`, one per element of its array; a null or empty array gives none."""
+    array = _array_in(schema, parent, child, F.col(_ROW)).try_cast(_ARRAY)
+    exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
+                           F.posexplode(array).alias(_INDEX, _ELEMENT))
+    element = F.col(_ELEMENT)
+    row = cast_object(element, _row_level(schema, child).fields()) if child["element"] == "object" else element
+    return exploded.select(F.col(names.load_id), F.col(_ROOT), F.col(_PARENT), F.col(_INDEX),
+                           row_key(F.col(_PARENT), F.lit(child["name"]), F.col(_INDEX)).alias(_KEY),
+                           row.alias(_ROW), element)
+
+
+def _array_in(schema: StreamSchema, parent: TableSchema, child: TableSchema, row: Column) -> Column:
+    """The VARIANT holding the child's array in a parent row (a `__list` table's parent row is the array)."""
+    if not child["path"]:
+        return row
+    return _RowReader(row, _row_level(schema, parent)).value_at(tuple(child["path"]))
+
+
+def _data_names(table: TableSchema) -> list[str]:
+    return [column["name"] for column in table["columns"]]
+
+
+@dataclass
+class _Stage:
+    """Columns of the typing projection and, in order, the changes the meta projection gathers."""
+
+    values: list[Column] = field(default_factory=list)
+    hidden: list[Column] = field(default_factory=list)
+    changes: list[Column] = field(default_factory=list)
+
+    def add_change(self, change: Column) -> None:
+        name = f"#c{len(self.hidden)}"
+        self.hidden.append(change.alias(name))
+        self.changes.append(F.col(name))
+
+    def add_value(self, column: ColumnSchema, source: Column, where: str) -> None:
+        """A typed data column; a scalar's failure is checked later against references to both texts."""
+        if column["logical_type"] not in SCALAR_LOGICAL_TYPES:
+            typed = type_value(source, column["logical_type"], where, column.get("variants"))
+            self.values.append(typed.value.alias(column["name"]))
+            for change in typed.changes:
+                self.add_change(change)
+            return
+        text = f"#t{len(self.hidden)}"
+        self.hidden.append(source.alias(text))
+        self.values.append(cast_scalar(source, column["logical_type"]).alias(column["name"]))
+        failed = cast_failed(F.col(text), F.col(column["name"]), column["logical_type"])
+        if failed is not None:
+            self.changes.append(nulled(where, failed))
+
+
+def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str],
+               changes: list[Column] | None = None) -> DataFrame:
+    """Rows with `#row` (and, in child tables, `#element`) -> data columns, `keep` and `#meta`.
+
+    Three projections, so that Spark keeps each expensive value once: nested objects cast, values
+    typed, changes gathered from references to texts and typed values.
+    """
+    stage = _Stage()
+    for change in changes or []:
+        stage.add_change(change)
+    if table["element"] in ("scalar", "array"):
+        _element_values(stage, table, F.col(_ROW))
+    else:
+        rows, reader = _with_objects(rows, schema, table, keep)
+        _object_values(stage, schema, table, reader)
+    typed = rows.select(*keep, *stage.values, *stage.hidden)
+    return typed.select(*keep, *_data_names(table), meta_column(stage.changes).alias(_META))
+
+
+def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str]
+                  ) -> tuple[DataFrame, _RowReader]:
+    """Add each nested object of the row as a column; a reader that reads them from there."""
+    level = _row_level(schema, table)
+    casting = _RowReader(F.col(_ROW), level)
+    objects = {path: f"#o{i}" for i, path in enumerate(level.objects())}
+    element = [_ELEMENT] if table["kind"] == "child" else []
+    rows = rows.select(*keep, _ROW, *element, *[casting.object_at(p).alias(n) for p, n in objects.items()])
+    return rows, _RowReader(F.col(_ROW), level, {path: F.col(name) for path, name in objects.items()})
+
+
+def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema, reader: _RowReader) -> None:
+    """Columns of an object row, with the values of the wrong kind reported: element, objects, arrays."""
+    if table["kind"] == "child":
+        not_an_object = is_present(F.col(_ELEMENT)) & F.col(_ROW).isNull()
+        stage.add_change(nulled(".".join(table["json_path"]), not_an_object))
+    for path in reader.level.objects():
+        not_an_object = is_present(reader.value_at(path)) & reader.object_at(path).isNull()
+        stage.add_change(nulled(_joined(table, path), not_an_object))
+    for column in table["columns"]:
+        stage.add_value(column, reader.value_at(tuple(column["path"])), field_path(table, column))
+    for child in child_tables(schema, table["name"]):
+        path = tuple(child["path"])
+        stage.add_change(nulled(_joined(table, path), _not_an_array(reader.value_at(path))))
+
+
+def _element_values(stage: _Stage, table: TableSchema, element: Column) -> None:
+    """The `value` (or `list`) column, read from the element VARIANT itself."""
+    for column in table["columns"]:
+        scalar = column["logical_type"] in SCALAR_LOGICAL_TYPES
+        stage.add_value(column, element.try_cast(T.StringType()) if scalar else element, field_path(table, column))
+    if table["element"] == "array" and not table["columns"]:
+        stage.add_change(nulled(".".join(table["json_path"]), _not_an_array(element)))
+
+
+def _not_an_array(variant: Column) -> Column:
+    return is_present(variant) & variant.try_cast(_ARRAY).isNull()
+
+
+def _joined(table: TableSchema, path: tuple[str, ...]) -> str:
+    return ".".join([*table["json_path"], *path])

@@ -1,0 +1,217 @@
+"""Typing leaf values on the executors (SPEC §5.1): `Column -> Column` casts that never fail.
+
+A value that cannot be cast becomes NULL and yields a change `{field, NULLED, DESTINATION_TYPECAST_ERROR}`
+for `_norm_meta.changes`. Sources are the JSON text of a scalar (StringType) or, for JSON text, unions and
+union objects, a VARIANT.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from normalization_core.schema.model import DATE_TIME_TYPES, FieldSchema, UnionVariant
+
+NULLED = "NULLED"
+TYPECAST_ERROR = "DESTINATION_TYPECAST_ERROR"
+CHANGE_TYPE = T.StructType([
+    T.StructField("field", T.StringType()),
+    T.StructField("change", T.StringType()),
+    T.StructField("reason", T.StringType()),
+])
+META_TYPE = T.StructType([T.StructField("changes", T.ArrayType(CHANGE_TYPE))])
+"""`_norm_meta`: `struct<changes: array<struct<field, change, reason>>>`."""
+SCALAR_LOGICAL_TYPES = frozenset({"bigint", "decimal", "double", "boolean", "string", "date", "timestamp",
+                                  "timestamp_ntz", "time"})
+"""Logical types read from the JSON text of the value; the others are read from a VARIANT."""
+MICROS_PER_DAY = 86_400_000_000
+_ISO_DATE = r"^\s*[+-]?\d{4,6}-\d{1,2}-\d{1,2}"
+"""Timestamps and dates must start with a date: Spark would read `10:00:00` as today at 10:00."""
+_DATE_ONLY = _ISO_DATE + r"\s*$"
+_HAS_ZONE = r"(?i)\d:\d{2}(:\d{2}([.,]\d*)?)?\s*(z|[+-]\d{1,2}(:?\d{2}){0,2}|[a-z][a-z0-9/_+:.-]*)\s*$"
+"""A time of day followed by `Z`, an offset or a zone name."""
+_TIME_START = r"^\s*\d{1,2}:\d{2}"
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A typed value and the changes typing it may record (each a change struct or NULL)."""
+
+    value: Column
+    changes: tuple[Column, ...] = ()
+
+
+def nulled(field: str, failed: Column, reason: str = TYPECAST_ERROR) -> Column:
+    """The change struct where `failed` holds, else NULL."""
+    change = F.struct(F.lit(field).alias("field"), F.lit(NULLED).alias("change"), F.lit(reason).alias("reason"))
+    return F.when(failed, change)
+
+
+def meta_column(changes: Sequence[Column]) -> Column:
+    """`_norm_meta` from change candidates; an empty array when nothing changed."""
+    if not changes:
+        return F.struct(F.array().cast(T.ArrayType(CHANGE_TYPE)).alias("changes"))
+    return F.struct(F.filter(F.array(*changes), lambda change: change.isNotNull()).alias("changes"))
+
+
+def is_present(variant: Column) -> Column:
+    """The VARIANT holds a value other than JSON null."""
+    return variant.isNotNull() & ~F.is_variant_null(variant)
+
+
+def to_bigint(text: Column) -> Column:
+    return text.try_cast(T.LongType())
+
+
+def to_big_integer(text: Column) -> Column:
+    """`decimal(38,0)` from integer text only (a cast would round `1.5` silently)."""
+    return F.when(text.rlike(r"^\s*[+-]?\d+\s*$"), F.trim(text).try_cast(T.DecimalType(38, 0)))
+
+
+def to_double(text: Column) -> Column:
+    """NaN and (-)Infinity are kept."""
+    return text.try_cast(T.DoubleType())
+
+
+def to_boolean(text: Column) -> Column:
+    return text.try_cast(T.BooleanType())
+
+
+def to_date(text: Column) -> Column:
+    return F.when(text.rlike(_ISO_DATE), text.try_cast(T.DateType()))
+
+
+def to_timestamp_ntz(text: Column) -> Column:
+    """Wall-clock time; an offset in the text is ignored."""
+    return F.when(text.rlike(_ISO_DATE), text.try_cast(T.TimestampNTZType()))
+
+
+def to_timestamp_utc(text: Column) -> Column:
+    """An instant: any offset or zone is applied; text without one is UTC, whatever the session zone."""
+    wall = to_timestamp_ntz(text)
+    naive_as_utc = F.make_timestamp(F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall),
+                                    F.minute(wall), F.date_part(F.lit("SECOND"), wall), F.lit("UTC"))
+    zoned = F.when(text.rlike(_ISO_DATE), text.try_cast(T.TimestampType()))
+    return F.when(text.rlike(_HAS_ZONE), zoned).otherwise(naive_as_utc)
+
+
+def to_time_micros(text: Column) -> Column:
+    """`HH:MM[:SS[.ffffff]][Z|±HH[:MM]]` -> microseconds since midnight, converted to UTC when zoned."""
+    stamp = F.concat(F.lit("1970-01-01T"), F.trim(text))
+    zoned = F.pmod(F.unix_micros(stamp.try_cast(T.TimestampType())), F.lit(MICROS_PER_DAY))
+    wall = stamp.try_cast(T.TimestampNTZType())
+    seconds = F.date_part(F.lit("SECOND"), wall) * 1_000_000
+    minutes = F.hour(wall).cast(T.LongType()) * 60 + F.minute(wall)
+    naive = minutes * 60_000_000 + seconds.cast(T.LongType())
+    return F.when(text.rlike(_TIME_START), F.when(text.rlike(_HAS_ZONE), zoned).otherwise(naive))
+
+
+SCALAR_CASTS: dict[str, Callable[[Column], Column]] = {
+    "bigint": to_bigint, "decimal": to_big_integer, "double": to_double, "boolean": to_boolean,
+    "date": to_date, "timestamp": to_timestamp_utc, "timestamp_ntz": to_timestamp_ntz, "time": to_time_micros,
+}
+
+
+def cast_scalar(text: Column, logical_type: str) -> Column:
+    """JSON text -> the logical type's Spark type; NULL where it cannot be cast."""
+    return text if logical_type == "string" else SCALAR_CASTS[logical_type](text)
+
+
+def cast_failed(text: Column, typed: Column, logical_type: str) -> Column | None:
+    """A non-null text whose cast is NULL (an empty date/time text is not a failure); None: cannot fail."""
+    if logical_type == "string":
+        return None
+    failed = text.isNotNull() & typed.isNull()
+    return failed & (F.trim(text) != "") if logical_type in DATE_TIME_TYPES else failed
+
+
+def type_scalar(text: Column, logical_type: str, field: str) -> Typed:
+    typed = cast_scalar(text, logical_type)
+    failed = cast_failed(text, typed, logical_type)
+    return Typed(typed, () if failed is None else (nulled(field, failed),))
+
+
+def json_text(variant: Column) -> Column:
+    """The value as JSON text; NULL for a missing value or JSON null."""
+    return F.when(is_present(variant), F.to_json(variant))
+
+
+def type_value(source: Column, logical_type: str, field: str, variants: list[UnionVariant] | None = None,
+               fields: list[FieldSchema] | None = None) -> Typed:
+    """Type any value: `source` is text for scalar logical types, else a VARIANT."""
+    if logical_type in SCALAR_LOGICAL_TYPES:
+        return type_scalar(source, logical_type, field)
+    if logical_type == "union":
+        return type_union(source, variants or [], field)
+    if logical_type == "object":
+        return type_object(source, fields or [], field)
+    return Typed(json_text(source))
+
+
+def variant_struct(fields: Iterable[tuple[str, str]]) -> tuple[T.StructType, T.StructType]:
+    """(by-key type, positional type) of an object whose (key, logical type) pairs are given.
+
+    A VARIANT casts to the by-key struct; the positional copy (`_0`, `_1`, ...) lets fields be read
+    when two keys differ only in case, which a case-insensitive session cannot resolve by name.
+    """
+    types = [(key, T.StringType() if logical in SCALAR_LOGICAL_TYPES else T.VariantType())
+             for key, logical in fields]
+    by_key = T.StructType([T.StructField(key, data_type) for key, data_type in types])
+    positional = T.StructType([T.StructField(f"_{i}", data_type) for i, (_, data_type) in enumerate(types)])
+    return by_key, positional
+
+
+def cast_object(variant: Column, fields: Iterable[tuple[str, str]]) -> Column:
+    """A positional struct of the object's fields; NULL when the value is not an object."""
+    by_key, positional = variant_struct(fields)
+    return variant.try_cast(by_key).cast(positional)
+
+
+def type_object(variant: Column, fields: list[FieldSchema], field: str) -> Typed:
+    """An object variant of a union -> `struct<field: type, ...>` with each field typed."""
+    obj = cast_object(variant, [(f["key"], f["logical_type"]) for f in fields])
+    typed_fields = [type_value(obj.getField(f"_{i}"), f["logical_type"], f"{field}.{f['key']}",
+                               f.get("variants"), f.get("fields")) for i, f in enumerate(fields)]
+    value = F.when(obj.isNotNull(), F.struct(*[t.value.alias(f["name"]) for t, f in zip(typed_fields, fields)]))
+    return Typed(value, tuple(change for t in typed_fields for change in t.changes))
+
+
+def json_kind(variant: Column) -> Column:
+    """`integer`, `number`, `string`, `boolean`, `object`, `array`, or NULL for a missing value or JSON null."""
+    schema = F.schema_of_variant(variant)
+    integral = schema.isin("BIGINT", "INT", "SMALLINT", "TINYINT") | schema.rlike(r"^DECIMAL\(\d+,0\)$")
+    return (F.when(~is_present(variant), F.lit(None).cast("string"))
+            .when(schema.startswith("OBJECT"), "object").when(schema.startswith("ARRAY"), "array")
+            .when(schema == "STRING", "string").when(schema == "BOOLEAN", "boolean")
+            .when(integral, "integer").otherwise("number"))
+
+
+_UNION_PRECEDENCE: list[tuple[str, tuple[str, ...]]] = [
+    ("integer", ("integer", "number")), ("number", ("integer", "number")), ("date", ("string",)),
+    ("time_without_timezone", ("string",)), ("time_with_timezone", ("string",)),
+    ("timestamp_with_timezone", ("string",)), ("timestamp_without_timezone", ("string",)),
+    ("string", ("string",)), ("boolean", ("boolean",)), ("object", ("object",)), ("array", ("array",)),
+]
+"""Which option a value takes, first match wins: (option, JSON kinds it accepts). A string is a date only
+when it is a bare date, a time or timestamp only when it parses, else it is a plain string."""
+
+
+def type_union(variant: Column, variants: list[UnionVariant], field: str) -> Typed:
+    """A typed disjoint record `struct<type: string, <option>: ...>` with exactly one option set."""
+    kind, text = json_kind(variant), variant.try_cast(T.StringType())
+    typed = {v["name"]: type_value(text if v["logical_type"] in SCALAR_LOGICAL_TYPES else variant,
+                                   v["logical_type"], field, fields=v.get("fields")) for v in variants}
+    chosen = F.lit(None).cast("string")
+    for name, kinds in reversed(_UNION_PRECEDENCE):
+        if name in typed:
+            fits = kind.isin(*kinds) & typed[name].value.isNotNull()
+            if name == "date":
+                fits = fits & text.rlike(_DATE_ONLY)
+            chosen = F.when(fits, F.lit(name)).otherwise(chosen)
+    members = [F.when(chosen == v["name"], typed[v["name"]].value).alias(v["name"]) for v in variants]
+    value = F.when(chosen.isNotNull(), F.struct(chosen.alias("type"), *members))
+    nested = [F.when(chosen == "object", change) for change in typed["object"].changes] if "object" in typed else []
+    return Typed(value, (nulled(field, is_present(variant) & chosen.isNull()), *nested))
