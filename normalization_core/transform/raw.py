@@ -31,14 +31,13 @@ def split_lines(files: DataFrame) -> DataFrame:
     The terminator (`\\n` or `\\r\\n`) is not part of a line; a final terminator opens no line;
     a leading byte-order mark is dropped.
     """
-    exploded = files.select(
-        STREAM, FILE, F.posexplode(F.split(F.col(CONTENT), r"\r?\n")).alias("pos", TEXT),
-        F.size(F.split(F.col(CONTENT), r"\r?\n")).alias("n"),
-    )
-    last_is_terminator = (F.col("pos") == F.col("n") - 1) & (F.col(TEXT) == "")
+    # Split once per file: an expression over the whole content next to the generator would be
+    # evaluated again for every output line.
+    body = F.regexp_replace(F.col(CONTENT), r"\r?\n\z", "")
+    exploded = files.where(F.col(CONTENT) != "").select(
+        STREAM, FILE, F.posexplode(F.split(body, r"\r?\n")).alias("pos", TEXT))
     text = F.when(F.col("pos") == 0, F.regexp_replace(TEXT, f"^{_BOM}", "")).otherwise(F.col(TEXT))
-    return exploded.where(~last_is_terminator).select(
-        STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), text.alias(TEXT))
+    return exploded.select(STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), text.alias(TEXT))
 
 
 def object_error(text: Column) -> Column:

@@ -1,0 +1,103 @@
+"""Benchmark: lakenorm's normalization vs a bare `spark.read.json(files, schema)` -> Delta copy.
+
+Both run in one process and one Spark session over the same nested-order packages:
+
+    .venv/bin/python bench/bench_normalize.py --packages 10 --orders 100000 --out bench/out
+
+Prints one Markdown table row per measurement; results go to BENCHMARKS.md by hand, with the command.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import time
+from pathlib import Path
+
+import yaml
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+from normalization_core.config import load_config
+from normalization_core.io.packages import discover_packages
+from normalization_core.io.spark import build_spark_session
+from normalization_core.pipeline import normalize_load
+from normalization_core.samples import SampleSpec, sample_catalog, write_sample_packages
+
+
+def spark_type(schema: dict) -> T.DataType:
+    """JSON Schema -> a Spark type for the bare reader (the reader's own typing, no lakenorm logic)."""
+    types = schema.get("type", "string")
+    kind = next((t for t in (types if isinstance(types, list) else [types]) if t != "null"), "string")
+    if kind == "object" and "properties" in schema:
+        return T.StructType([T.StructField(k, spark_type(v)) for k, v in schema["properties"].items()])
+    if kind == "array" and "items" in schema:
+        return T.ArrayType(spark_type(schema["items"]))
+    if kind == "string" and schema.get("format") == "date-time":
+        return T.TimestampType()
+    return {"integer": T.LongType(), "number": T.DoubleType(), "boolean": T.BooleanType()}.get(kind, T.StringType())
+
+
+def prepare(out: Path, spec: SampleSpec) -> Path:
+    landing = out / "landing"
+    marker = out / "spec.txt"
+    if marker.is_file() and marker.read_text() == repr(spec):
+        return landing
+    shutil.rmtree(out, ignore_errors=True)
+    landing.mkdir(parents=True)
+    started = time.monotonic()
+    write_sample_packages(landing, spec)
+    print(f"generated {spec.packages} packages in {time.monotonic() - started:.0f} s")
+    marker.write_text(repr(spec))
+    return landing
+
+
+def bare_copy(spark: SparkSession, landing: Path, target: Path) -> float:
+    schema = spark_type(next(s["stream"]["json_schema"] for s in sample_catalog()["streams"]
+                             if s["stream"]["name"] == "orders"))
+    files = [str(p.path_of(f)) for p in discover_packages(landing, "shop").packages
+             for f in p.stream_files["orders"]]
+    started = time.monotonic()
+    spark.read.schema(schema).json(files).write.format("delta").mode("overwrite").save(str(target))
+    return time.monotonic() - started
+
+
+def lakenorm_run(spark: SparkSession, config_file: Path) -> float:
+    config = load_config(config_file)
+    load_ids = [p.load_id for p in discover_packages(config.source("shop").landing, "shop").packages]
+    started = time.monotonic()
+    for load_id in load_ids:
+        normalize_load(spark, config, "shop", load_id)
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--packages", type=int, default=10)
+    parser.add_argument("--orders", type=int, default=100_000, help="orders per package")
+    parser.add_argument("--files", type=int, default=2, help="part files per stream and package")
+    parser.add_argument("--out", type=Path, default=Path("bench/out"))
+    args = parser.parse_args()
+    spec = SampleSpec(packages=args.packages, orders=args.orders, customers=0, events=0, files_per_stream=args.files)
+    out = args.out.resolve()
+    landing = prepare(out, spec)
+    for stale in ("bare", "warehouse"):
+        shutil.rmtree(out / stale, ignore_errors=True)
+    config_file = out / "lakenorm.yaml"
+    config_file.write_text(yaml.safe_dump({"warehouse": "warehouse", "sources": [
+        {"name": "shop", "landing": "landing", "catalog": str(out / "catalog.json")}]}))
+    (out / "catalog.json").write_text(__import__("json").dumps(sample_catalog()))
+    spark = build_spark_session({"master": "local[2]"}, app_name="lakenorm-bench")
+    bare = bare_copy(spark, landing, out / "bare")
+    full = lakenorm_run(spark, config_file)
+    records = spec.packages * spec.orders
+    machine = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
+    print("| records | packages | bare copy s | lakenorm s | ratio | lakenorm rec/s | machine |")
+    print(f"| {records:,} | {spec.packages} | {bare:.1f} | {full:.1f} | {full / bare:.2f} "
+          f"| {records / full:,.0f} | {machine} |")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
