@@ -20,7 +20,7 @@ from normalization_core.io.reader import read_package_lines, unreadable_file
 from normalization_core.io.registry import LoadRecord, is_newest_load, normalized_load_ids, record_loads
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
-from normalization_core.typed_load import stream_plans, write_typed_tables
+from normalization_core.typed_load import StreamPlan, stream_plans, write_typed_tables
 
 
 @dataclass(frozen=True)
@@ -90,10 +90,10 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
         writes = [partial(_write_raw, config, source, names, lines, load_id, s, t) for s, t in tables.items()]
         writes.append(partial(_write_quarantine, spark, config, source, names, package, lines, counts.quarantined))
         run_concurrently(writes)
-        typed = _write_typed(spark, config, source, names, package, lines)
+        plans = stream_plans(source)
+        typed = _write_typed(spark, config, source, names, package, lines, plans)
     finally:
         lines.unpersist()
-    plans = stream_plans(source)
     result = LoadResult(source.name, load_id, {
         s: StreamResult(s, t, counts.lines.get(s, 0), counts.rejected.get(s, 0), package.expected_records.get(s),
                         typed.get(s, {}), plans[s].version_hash if s in plans else None)
@@ -112,10 +112,10 @@ def _stream_rows(lines: DataFrame, names: SystemNames, load_id: str, stream: str
 
 
 def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                 package: LoadPackage, lines: DataFrame) -> dict[str, dict[str, int]]:
+                 package: LoadPackage, lines: DataFrame, plans: dict[str, StreamPlan]) -> dict[str, dict[str, int]]:
     registry = registry_path(config, source)
     typed = {}
-    for stream, plan in stream_plans(source).items():
+    for stream, plan in plans.items():
         if stream in package.streams:
             newest = is_newest_load(spark, registry, stream, package.arrival_key)
             rows = _stream_rows(lines, names, package.load_id, stream)

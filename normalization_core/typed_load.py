@@ -45,9 +45,10 @@ def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
     """Plans for the streams typed from the source's catalog (inferred streams stay raw for now)."""
     if source.convention not in TYPED_CONVENTIONS:
         return {}
+    catalog = source_catalog(source)
     plans = {}
-    for name in source_catalog(source):
-        settings = stream_settings(source, source_catalog(source), name)
+    for name in catalog:
+        settings = stream_settings(source, catalog, name)
         schema = schema_from_json_schema(name, settings.json_schema, convention=source.convention,
                                          max_identifier_length=source.max_identifier_length,
                                          max_table_nesting=source.max_table_nesting)
