@@ -65,6 +65,9 @@ def test_names_of_an_earlier_version_never_change() -> None:
 
 def test_the_same_path_always_gets_the_same_hash_for_one_namespace() -> None:
     schema = obj(x_y=obj(v=INT), x=obj(y=obj(w=INT)))
-    names = lambda ns: [t["name"] for t in schema_from_json_schema("s", schema, "airbyte", namespace=ns)["tables"]]  # noqa: E731
+
+    def names(namespace: str) -> list[str]:
+        return [t["name"] for t in schema_from_json_schema("s", schema, "airbyte", namespace=namespace)["tables"]]
+
     assert names("shop") == names("shop")
     assert names("shop")[1] != names("other")[1]
