@@ -103,15 +103,13 @@ class _AirbyteLayout(_Layout):
             if pending.identity not in final:
                 groups.setdefault(pending.proposed.lower(), []).append(pending)
         kept = {name.lower() for name in final.values()}
-        for plain, members in groups.items():
-            if len(members) == 1 and plain not in kept:
-                final[members[0].identity] = members[0].proposed
-                continue
-            final.update({m.identity: self._hashed_name(m) for m in members})
-            self.collisions.append(CollisionDoc(table=None, name=members[0].proposed,
-                                                originals=[m.identity for m in members],
-                                                resolved={m.identity: final[m.identity] for m in members}))
+        collided = [members for plain, members in groups.items() if len(members) > 1 or plain in kept]
+        final.update({m.identity: m.proposed for members in groups.values() for m in members})
+        final.update({m.identity: self._hashed_name(m) for members in collided for m in members})
         self._make_unique(pendings, final)
+        self.collisions += [CollisionDoc(table=None, name=members[0].proposed, originals=[m.identity for m in members],
+                                         resolved={m.identity: final[m.identity] for m in members})
+                            for members in collided]
         for pending in pendings:
             pending.table["name"] = final[pending.identity]
 
