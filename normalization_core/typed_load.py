@@ -17,7 +17,7 @@ from normalization_core.io.delta import last_commit_rows, replace_all, replace_l
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.transform.nesting import parse_records, typed_tables
 
-TYPED_CONVENTIONS = ("native", "dlt")
+TYPED_CONVENTIONS = ("native", "dlt", "airbyte")
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
         settings = stream_settings(source, catalog, name)
         schema = schema_from_json_schema(name, settings.json_schema, convention=source.convention,
                                          max_identifier_length=source.max_identifier_length,
-                                         max_table_nesting=source.max_table_nesting)
+                                         max_table_nesting=source.max_table_nesting, namespace=source.name)
         plans[name] = StreamPlan(settings, schema)
     return plans
 

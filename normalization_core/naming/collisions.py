@@ -37,18 +37,21 @@ def assign_names(
     originals: Sequence[str],
     existing: Mapping[str, str] | None = None,
     normalize: Callable[[str], str] | None = None,
+    keep_order: bool = False,
 ) -> NameAssignment:
     """Give every original a final name that no other original has, ignoring case.
 
     Names in `existing` never change. New keys are taken in sorted order, so the result does not depend
     on input order: the first to reach a free name keeps it, later ones get `conv.collision_candidates`.
+    `keep_order` takes them in the given order instead (Airbyte suffixes clashing columns in catalog order).
     `normalize` defaults to `conv.normalize_path` (JSON keys); pass `conv.normalize_table_name` for tables.
     """
     normalize = normalize or conv.normalize_path
     mapping = dict(existing or {})
     holders = _holders(mapping)
     contested: dict[str, list[str]] = {}
-    for original in sorted(set(originals) - mapping.keys()):
+    new = dict.fromkeys(o for o in originals if o not in mapping)
+    for original in (new if keep_order else sorted(new)):
         plain = normalize(original)
         final = plain
         if plain.lower() in holders:

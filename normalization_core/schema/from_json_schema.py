@@ -26,7 +26,7 @@ from normalization_core.schema.model import (
     lineage,
 )
 
-SUPPORTED_CONVENTIONS = ("native", "dlt")
+SUPPORTED_CONVENTIONS = ("native", "dlt", "airbyte")
 VALUE_COLUMN = "value"
 """The column of a table of scalars."""
 LIST_KEY = "list"
@@ -35,10 +35,17 @@ _SYSTEM = "system:"
 """Prefix of the reserved originals that hold the system column names in `assign_names`."""
 def schema_from_json_schema(stream: str, json_schema: dict[str, Any], convention: str = "native",
                             max_identifier_length: int | None = None, max_table_nesting: int = 1000,
-                            previous: StreamSchema | None = None) -> StreamSchema:
-    """The typed tables of `stream`; names in `previous` (an earlier version) never change."""
+                            previous: StreamSchema | None = None, namespace: str | None = None) -> StreamSchema:
+    """The typed tables of `stream`; names in `previous` (an earlier version) never change.
+
+    `namespace` (the source) only matters to `airbyte`, whose colliding table names hash it.
+    """
     if convention not in SUPPORTED_CONVENTIONS:
         raise ValueError(f"convention {convention!r}: typing from a catalog supports {SUPPORTED_CONVENTIONS}")
+    if convention == "airbyte":
+        from normalization_core.schema.airbyte_layout import airbyte_schema  # it builds on this module's layout
+
+        return airbyte_schema(stream, json_schema, max_identifier_length, max_table_nesting, previous, namespace)
     conv = get_convention(convention, max_identifier_length)
     record = NodeReader(stream).read(json_schema, ())
     layout = _Layout(conv, system_names(convention), max_table_nesting, previous)

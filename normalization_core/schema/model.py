@@ -16,9 +16,10 @@ LogicalType = Literal[
 """How a value is typed: a scalar cast, `json` (kept as JSON text), a disjoint-record `union`, or an
 `object` (a struct, only as a field of a union variant)."""
 TableKind = Literal["root", "child"]
-ElementKind = Literal["record", "object", "scalar", "array"]
+ElementKind = Literal["record", "object", "scalar", "array", "nested_object"]
 """What one row of a table is made from: the record (root), an array element that is an object,
-a scalar (`value` table) or an array (`__list` table)."""
+a scalar (`value` table), an array (`__list` table) or, under the `airbyte` layout, an object nested
+in the parent row (one row per parent row holding it, no list index)."""
 
 LOGICAL_DATA_TYPES: dict[str, str] = {
     "bigint": "bigint", "decimal": "decimal(38,0)", "double": "double", "boolean": "boolean",

@@ -152,11 +152,12 @@ def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSche
         rows = _explode(rows, stream_schema, parent, child, names)
     target = chain[-1]
     typed = _type_rows(rows, stream_schema, target, [names.load_id, _KEY, _PARENT, _INDEX, _ROOT])
+    in_array = target["element"] != "nested_object"
     return typed.select(
         *_data_names(target), F.col(names.load_id), F.col(_KEY).alias(names.row_id(target["name"])),
         F.col(_PARENT).alias(names.parent_id(chain[-2]["name"])),
-        F.col(_INDEX).cast(T.LongType()).alias(names.list_idx), F.col(_ROOT).alias(names.root_id),
-        F.col(_META).alias(names.meta),
+        *([F.col(_INDEX).cast(T.LongType()).alias(names.list_idx)] if in_array else []),
+        F.col(_ROOT).alias(names.root_id), F.col(_META).alias(names.meta),
     )
 
 
@@ -174,12 +175,21 @@ def typed_tables(parsed: DataFrame, names: SystemNames, stream_schema: StreamSch
 
 def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: TableSchema,
              names: SystemNames) -> DataFrame:
-    """Rows of `parent` -> rows of `child`, one per element of its array; a null or empty array gives none."""
-    array = _array_in(schema, parent, child, F.col(_ROW)).try_cast(_ARRAY)
-    exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
-                           F.posexplode(array).alias(_INDEX, _ELEMENT))
+    """Rows of `parent` -> rows of `child`, one per element of its array; a null or empty array gives none.
+
+    A `nested_object` child has one row per parent row whose value is not null, and no list index.
+    """
+    value = _array_in(schema, parent, child, F.col(_ROW))
+    if child["element"] == "nested_object":
+        exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
+                               F.lit(None).cast(T.IntegerType()).alias(_INDEX), value.alias(_ELEMENT))
+        exploded = exploded.where(is_present(F.col(_ELEMENT)))
+    else:
+        exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
+                               F.posexplode(value.try_cast(_ARRAY)).alias(_INDEX, _ELEMENT))
     element = F.col(_ELEMENT)
-    row = cast_object(element, _row_level(schema, child).fields()) if child["element"] == "object" else element
+    is_object = child["element"] in ("object", "nested_object")
+    row = cast_object(element, _row_level(schema, child).fields()) if is_object else element
     return exploded.select(F.col(names.load_id), F.col(_ROOT), F.col(_PARENT), F.col(_INDEX),
                            row_key(F.col(_PARENT), F.lit(child["name"]), F.col(_INDEX)).alias(_KEY),
                            row.alias(_ROW), element)
@@ -265,9 +275,11 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema, read
         stage.add_change(nulled(_joined(table, path), not_an_object))
     for column in table["columns"]:
         stage.add_value(column, reader.value_at(tuple(column["path"])), field_path(table, column))
+    kept_as_json = {tuple(column["path"]) for column in table["columns"]}
     for child in child_tables(schema, table["name"]):
         path = tuple(child["path"])
-        stage.add_change(nulled(_joined(table, path), _not_an_array(reader.value_at(path))))
+        if path not in kept_as_json:  # (airbyte keeps every child's value as a JSON column: nothing is lost)
+            stage.add_change(nulled(_joined(table, path), _not_an_array(reader.value_at(path))))
 
 
 def _element_values(stage: _Stage, table: TableSchema, element: Column) -> None:

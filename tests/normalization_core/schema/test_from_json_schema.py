@@ -224,9 +224,9 @@ def test_long_names_are_shortened_with_a_tag() -> None:
     assert schema["max_identifier_length"] == 20
 
 
-def test_airbyte_convention_is_not_laid_out_here() -> None:
-    with pytest.raises(ValueError, match="airbyte"):
-        schema_from_json_schema("s", obj(a=INT), "airbyte")
+def test_a_convention_without_a_layout_is_refused() -> None:
+    with pytest.raises(ValueError, match="typing from a catalog supports"):
+        schema_from_json_schema("s", obj(a=INT), "normalization_core.naming.snake_case:SnakeCaseNaming")
 
 
 def test_hash_is_stable_and_content_based() -> None:

@@ -28,11 +28,19 @@ def raw_frame(spark, names: SystemNames, records: list[Any]) -> DataFrame:
 
 
 def expected_key(schema: StreamSchema, table: str, at: list[Any]) -> str:
-    """The row key the SPEC's hashing gives: root sha2(raw id), child sha2(parent key, table, index)."""
+    """The row key the SPEC's hashing gives: root sha2(raw id), child sha2(parent key, table[, index]).
+
+    A nested object (airbyte) has no index: `at` holds None there.
+    """
     key = hashlib.sha256(at[0].encode()).hexdigest()[:32]
     for step, index in zip(lineage(schema, table)[1:], at[1:]):
-        key = hashlib.sha256(f"{key}\x1f{step['name']}\x1f{index}".encode()).hexdigest()[:32]
+        parts = [key, step["name"], *([] if index is None else [str(index)])]
+        key = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
     return key
+
+
+def in_array(schema: StreamSchema, table: str) -> bool:
+    return find_table(schema, table)["element"] != "nested_object"
 
 
 def actual_rows(df: DataFrame, names: SystemNames, schema: StreamSchema, table: str) -> list[dict[str, Any]]:
@@ -41,7 +49,8 @@ def actual_rows(df: DataFrame, names: SystemNames, schema: StreamSchema, table: 
     types = dict(df.dtypes)
     data = [(F.to_json(c["name"]) if types[c["name"]].startswith("struct") else F.col(c["name"]).cast("string"))
             .alias(c["name"]) for c in t["columns"]]
-    links = [names.list_idx, names.root_id, names.parent_id(t["parent"])] if t["parent"] else [names.raw_id]
+    links = [names.root_id, names.parent_id(t["parent"])] if t["parent"] else [names.raw_id]
+    links += [names.list_idx] if t["parent"] and in_array(schema, table) else []
     rows = df.select(*data, names.row_id(table), *links, F.col(names.meta).changes.field.alias("changes")).collect()
     return [row.asDict() for row in rows]
 
@@ -53,8 +62,9 @@ def expected_rows(names: SystemNames, schema: StreamSchema, table: str, cases: l
         row = {**case["values"], "changes": case["changes"],
                names.row_id(table): expected_key(schema, table, case["at"])}
         if parent:
-            row.update({names.list_idx: case["at"][-1], names.root_id: expected_key(schema, table, case["at"][:1]),
+            row.update({names.root_id: expected_key(schema, table, case["at"][:1]),
                         names.parent_id(parent): expected_key(schema, parent, case["at"][:-1])})
+            row.update({names.list_idx: case["at"][-1]} if in_array(schema, table) else {})
         else:
             row[names.raw_id] = case["at"][0]
         rows.append(row)
@@ -125,3 +135,28 @@ def test_normalizing_twice_gives_the_same_keys(spark, load_case) -> None:
 
     first = keys()
     assert len(first) == 2 and first == keys()
+
+
+def test_airbyte_layout_rows_keys_and_json_columns(spark, load_case) -> None:
+    case = load_case("nesting/airbyte_orders.json")
+    names = system_names("airbyte")
+    schema = schema_from_json_schema(case["stream"], case["json_schema"], "airbyte")
+    assert_tables(spark, names, schema, case["records"], case["tables"])
+
+
+def test_airbyte_child_columns_and_types(spark) -> None:
+    schema = schema_from_json_schema("cars", {"type": "object", "properties": {
+        "specs": {"type": "object", "properties": {"hp": {"type": "integer"}}},
+        "editions": {"type": "array", "items": {"type": "object", "properties": {"year": {"type": "integer"}}}}}},
+        "airbyte")
+    names = system_names("airbyte")
+    parsed = parse_records(raw_frame(spark, names, []), names, schema)
+    meta = "struct<changes:array<struct<field:string,change:string,reason:string>>>"
+    assert typed_root(parsed, names, schema).dtypes[:2] == [("specs", "string"), ("editions", "string")]
+    assert child_table(parsed, names, schema, "cars_specs").dtypes == [
+        ("hp", "bigint"), ("_airbyte_load_id", "string"), ("_airbyte_cars_specs_hashid", "string"),
+        ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_root_hashid", "string"), ("_airbyte_meta", meta)]
+    assert child_table(parsed, names, schema, "cars_editions").dtypes == [
+        ("year", "bigint"), ("_airbyte_load_id", "string"), ("_airbyte_cars_editions_hashid", "string"),
+        ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_list_idx", "bigint"), ("_airbyte_root_hashid", "string"),
+        ("_airbyte_meta", meta)]

@@ -1,0 +1,150 @@
+"""A stream's tables from its catalog JSON Schema under the `airbyte` convention (SPEC §4.3).
+
+Airbyte Basic Normalization's layout: every property is a column of its table, objects and arrays as
+their JSON text. A nested object with properties also becomes a child table (one row per parent row
+holding it); an array of objects a child table (one row per element); an array of scalars stays a JSON
+column only. Tables are named by the JSON path from the stream joined with `_`; only names that
+collide switch, all of them, to Airbyte's `<parent>_<3-hex sha1>_<child>`. Clashing columns get
+`_1`, `_2`, ... in catalog order. Typing is shared with the native layout (SPEC §5.1).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from normalization_core.columns import system_names
+from normalization_core.naming import AirbyteNaming, assign_names, get_convention
+from normalization_core.schema.from_json_schema import _SYSTEM, _collision_doc, _Layout, _Pending, _table
+from normalization_core.schema.json_schema_nodes import Arr, Json, NodeReader, Obj
+from normalization_core.schema.model import CollisionDoc, StreamSchema, TableSchema
+
+CONVENTION = "airbyte"
+DEFAULT_NAMESPACE = "public"
+"""Schema whose name seeds the collision hash when the caller names none (Postgres' default schema)."""
+
+
+def airbyte_schema(stream: str, json_schema: dict[str, Any], max_identifier_length: int | None = None,
+                   max_table_nesting: int = 1000, previous: StreamSchema | None = None,
+                   namespace: str | None = None) -> StreamSchema:
+    """The typed tables of `stream` as Airbyte lays them out; `namespace` (the source) seeds collision hashes.
+
+    Table and column names in `previous` (an earlier version) never change.
+    """
+    conv = get_convention(CONVENTION, max_identifier_length)
+    assert isinstance(conv, AirbyteNaming)
+    record = NodeReader(stream).read(json_schema, ())
+    layout = _AirbyteLayout(conv, stream, namespace or DEFAULT_NAMESPACE, max_table_nesting, previous)
+    tables, collisions = layout.build(stream, record)
+    return StreamSchema(stream=stream, convention=CONVENTION, max_identifier_length=conv.max_identifier_length,
+                        max_table_nesting=max_table_nesting, tables=tables, collisions=collisions)
+
+
+class _AirbyteLayout(_Layout):
+    """Nodes -> tables: one column per property, a child table per object and per array of objects."""
+
+    conv: AirbyteNaming
+
+    def __init__(self, conv: AirbyteNaming, stream: str, namespace: str, max_nesting: int,
+                 previous: StreamSchema | None) -> None:
+        super().__init__(conv, system_names(CONVENTION), max_nesting, previous)
+        self.stream = stream
+        self.namespace = namespace
+        self.previous_tables = {_identity(t["json_path"]): t for t in previous["tables"]} if previous else {}
+
+    def build(self, stream: str, record: Any) -> tuple[list[TableSchema], list[CollisionDoc]]:
+        root = _Pending(_identity([]), self.conv.normalize_table_name(stream),
+                        _table(None, [], [], "root", "record", 0), [], [])
+        if isinstance(record, Obj):
+            self._collect(root, record, [], 0)
+        ordered: list[tuple[_Pending, _Pending | None]] = [(root, None)]
+        level = [root]
+        while level:  # breadth first: every parent before its children
+            pairs = [(child, parent) for parent in level for child in self._children(parent)]
+            ordered += pairs
+            level = [child for child, _ in pairs]
+        self._name_all_tables([pending for pending, _ in ordered])
+        for pending, parent in ordered:
+            pending.table["parent"] = parent.table["name"] if parent else None
+        for pending, _ in ordered:
+            self._name_columns(pending)
+        return [pending.table for pending, _ in ordered], self.collisions
+
+    def _collect(self, pending: _Pending, obj: Obj, prefix: list[str], depth: int) -> None:
+        """One column per property; objects and arrays of objects within the nesting limit also nest."""
+        for key, node in obj.properties:
+            if key.startswith(f"{self.names.prefix}_"):
+                continue  # Airbyte ignores properties named like its own columns
+            nests = depth + 1 <= self.max_nesting
+            if isinstance(node, (Obj, Arr)):
+                pending.columns.append(([key], Json(node.tag)))
+                if nests and (isinstance(node, Obj) or isinstance(node.items, Obj)):
+                    pending.children.append(([key], node, depth + 1))
+            else:
+                pending.columns.append(([key], node))
+
+    def _children(self, parent: _Pending) -> Iterator[_Pending]:
+        for path, node, depth in parent.children:
+            obj, element = (node, "nested_object") if isinstance(node, Obj) else (node.items, "object")
+            json_path = [*parent.table["json_path"], *path]
+            table = _table(None, path, json_path, "child", element, depth)  # type: ignore[arg-type]
+            child = _Pending(_identity(json_path), self.conv.child_table_name(self.stream, tuple(json_path)),
+                             table, [], [])
+            assert isinstance(obj, Obj)
+            self._collect(child, obj, [], depth)
+            yield child
+
+    def _name_all_tables(self, pendings: list[_Pending]) -> None:
+        """Plain names; every member of a group of colliding new names gets the hashed name."""
+        final = {p.identity: self.previous_tables[p.identity]["name"] for p in pendings
+                 if p.identity in self.previous_tables}
+        groups: dict[str, list[_Pending]] = {}
+        for pending in pendings:
+            if pending.identity not in final:
+                groups.setdefault(pending.proposed.lower(), []).append(pending)
+        kept = {name.lower() for name in final.values()}
+        collided = [members for plain, members in groups.items() if len(members) > 1 or plain in kept]
+        final.update({m.identity: m.proposed for members in groups.values() for m in members})
+        final.update({m.identity: self._hashed_name(m) for members in collided for m in members})
+        self._make_unique(pendings, final)
+        self.collisions += [CollisionDoc(table=None, name=members[0].proposed, originals=[m.identity for m in members],
+                                         resolved={m.identity: final[m.identity] for m in members})
+                            for members in collided]
+        for pending in pendings:
+            pending.table["name"] = final[pending.identity]
+
+    def _hashed_name(self, pending: _Pending) -> str:
+        return self.conv.hashed_child_table_name(self.namespace, [self.stream, *pending.table["json_path"]])
+
+    def _make_unique(self, pendings: list[_Pending], final: dict[str, str]) -> None:
+        """A hashed name that still clashes (3 hex digits) gets `_1`, `_2`, ...: never two tables, one name."""
+        seen: set[str] = set()
+        for pending in sorted(pendings, key=lambda p: p.identity not in self.previous_tables):
+            name, index = final[pending.identity], 0
+            while name.lower() in seen:
+                index += 1
+                name = self.conv.normalize_table_name(f"{final[pending.identity]}_{index}")
+            seen.add(name.lower())
+            final[pending.identity] = name
+
+    def _name_columns(self, pending: _Pending) -> None:
+        table = pending.table
+        keys = [path[0] for path, _ in pending.columns]
+        result = assign_names(self.conv, keys, self._reserved(table), normalize=self.conv.normalize_identifier,
+                              keep_order=True)
+        self.collisions += [_collision_doc(table["name"], c) for c in result.collisions]
+        table["columns"] = [self._column(result.mapping[path[0]], path, node, table)
+                            for path, node in pending.columns]
+
+    def _reserved(self, table: TableSchema) -> dict[str, str]:
+        """System columns, and the names an earlier version gave, by raw key (no flattening here)."""
+        reserved = {k: v for k, v in super()._reserved(table).items() if k.startswith(_SYSTEM)}
+        before = self.previous_tables.get(_identity(table["json_path"]))
+        if before is not None:
+            reserved.update({column["path"][0]: column["name"] for column in before["columns"]})
+        return reserved
+
+
+def _identity(json_path: list[str]) -> str:
+    """A table's stable key: its JSON path from the record (unique: no flattening, no `__list` tables)."""
+    return json.dumps(json_path)

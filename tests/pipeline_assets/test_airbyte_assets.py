@@ -1,0 +1,38 @@
+"""Dagster: the `airbyte` convention's typed tables become assets that follow the nesting (SPEC §8)."""
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+
+from normalization_core.config import parse_config
+from pipeline_assets.definitions import build_definitions
+
+INT = {"type": "integer"}
+CARS = {"type": "object", "properties": {
+    "specs": {"type": "object", "properties": {"gearbox": {"type": "string"},
+                                               "engine": {"type": "object", "properties": {"cylinders": INT}}}},
+    "limited_editions": {"type": "array", "items": {"type": "object", "properties": {"year": INT}}},
+    "colors": {"type": "array", "items": {"type": "string"}}}}
+
+
+def test_airbyte_child_tables_are_assets_depending_on_their_parent(tmp_path):
+    (tmp_path / "landing").mkdir()
+    (tmp_path / "catalog.json").write_text(json.dumps({"streams": [
+        {"stream": {"name": "Cars", "json_schema": CARS}, "destination_sync_mode": "append"}]}))
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "garage", "landing": "landing",
+                                                            "catalog": "catalog.json", "convention": "airbyte"}]},
+                          base_dir=tmp_path)
+    graph = build_definitions(config).resolve_asset_graph()
+
+    def parents(key: str) -> set[str]:
+        return {k.to_user_string() for k in graph.get(dg.AssetKey(key.split("/"))).parent_keys}
+
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
+        "garage/_airbyte_raw_cars", "garage/cars", "garage/cars_specs", "garage/cars_specs_engine",
+        "garage/cars_limited_editions"}
+    assert parents("garage/cars") == {"garage/_airbyte_raw_cars"}
+    assert parents("garage/cars_specs") == parents("garage/cars_limited_editions") == {"garage/cars"}
+    assert parents("garage/cars_specs_engine") == {"garage/cars_specs"}
+    columns = graph.get(dg.AssetKey(["garage", "cars_specs"])).metadata["dagster/column_schema"].columns
+    assert [(c.name, c.type) for c in columns] == [("gearbox", "string"), ("engine", "string")]
