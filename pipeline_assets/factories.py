@@ -65,7 +65,7 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
     names = system_names(source.convention)
 
     @dg.multi_asset(
-        name=f"{source.name}_normalize", specs=[*raw.values(), *typed.values()],
+        name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
         check_specs=check_specs(source, plans),
         partitions_def=load_ids_partitions(source), backfill_policy=dg.BackfillPolicy.single_run(),
         can_subset=False, description=f"Normalize load packages of source {source.name!r} into Delta tables.",

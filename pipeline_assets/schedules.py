@@ -1,5 +1,4 @@
 """Per source: a daily maintenance job + schedule (OPTIMIZE, VACUUM) and an optional polling schedule."""
-from __future__ import annotations
 
 import dagster as dg
 

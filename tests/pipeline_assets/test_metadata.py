@@ -15,7 +15,7 @@ def materialize_case(config, case):
         result = dg.materialize([assets], instance=instance, partition_key=case["load_id"],
                                 resources={"spark": SparkSessionResource(spark_conf=config.spark)})
     assert result.success
-    mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_normalize")}
+    mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_normalize_loads")}
     return mats, result.get_asset_check_evaluations()
 
 
