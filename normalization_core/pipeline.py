@@ -20,6 +20,7 @@ from normalization_core.io.reader import read_package_lines, unreadable_file
 from normalization_core.io.registry import LoadRecord, is_newest_load, normalized_load_ids, record_loads
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
+from normalization_core.transform.counts import NulledCounts
 from normalization_core.typed_load import StreamPlan, stream_plans, write_typed_tables
 
 
@@ -33,6 +34,8 @@ class StreamResult:
     typed_rows: dict[str, int] = field(default_factory=dict)
     """Rows written per typed table (root and children) of this load."""
     schema_version_hash: str | None = None
+    nulled: dict[str, NulledCounts] = field(default_factory=dict)
+    """NULLED values and rows per typed table written from this load."""
 
 
 @dataclass(frozen=True)
@@ -91,12 +94,13 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
         writes.append(partial(_write_quarantine, spark, config, source, names, package, lines, counts.quarantined))
         run_concurrently(writes)
         plans = stream_plans(source)
-        typed = _write_typed(spark, config, source, names, package, lines, plans)
+        nulled: dict[str, dict[str, NulledCounts]] = {}
+        typed = _write_typed(spark, config, source, names, package, lines, plans, nulled)
     finally:
         lines.unpersist()
     result = LoadResult(source.name, load_id, {
         s: StreamResult(s, t, counts.lines.get(s, 0), counts.rejected.get(s, 0), package.expected_records.get(s),
-                        typed.get(s, {}), plans[s].version_hash if s in plans else None)
+                        typed.get(s, {}), plans[s].version_hash if s in plans else None, nulled.get(s, {}))
         for s, t in tables.items()}, counts.quarantined)
     _register(spark, config, source, package, result, counts)
     return result
@@ -112,14 +116,16 @@ def _stream_rows(lines: DataFrame, names: SystemNames, load_id: str, stream: str
 
 
 def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                 package: LoadPackage, lines: DataFrame, plans: dict[str, StreamPlan]) -> dict[str, dict[str, int]]:
+                 package: LoadPackage, lines: DataFrame, plans: dict[str, StreamPlan],
+                 nulled: dict[str, dict[str, NulledCounts]]) -> dict[str, dict[str, int]]:
     registry = registry_path(config, source)
     typed = {}
     for stream, plan in plans.items():
         if stream in package.streams:
             newest = is_newest_load(spark, registry, stream, package.arrival_key)
             rows = _stream_rows(lines, names, package.load_id, stream)
-            typed[stream] = write_typed_tables(spark, config, source, names, plan, rows, package.load_id, newest)
+            typed[stream] = write_typed_tables(spark, config, source, names, plan, rows, package.load_id, newest,
+                                               nulled.setdefault(stream, {}))
     return typed
 
 

@@ -15,6 +15,7 @@ from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import last_commit_rows, replace_all, replace_load, run_concurrently
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
+from normalization_core.transform.counts import NulledCounts, nulled_counts, observe_nulled
 from normalization_core.transform.nesting import parse_records, typed_tables
 
 TYPED_CONVENTIONS = ("native", "dlt", "airbyte")
@@ -57,8 +58,11 @@ def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
 
 
 def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                       plan: StreamPlan, raw_rows: DataFrame, load_id: str, newest: bool) -> dict[str, int]:
+                       plan: StreamPlan, raw_rows: DataFrame, load_id: str, newest: bool,
+                       nulled: dict[str, NulledCounts] | None = None) -> dict[str, int]:
     """Write the stream's typed tables for one load; returns rows written per table.
+
+    `nulled`, when given, receives each written table's NULLED counts, observed during the write.
 
     `append` (and, until dedup lands, `append_dedup`) replaces this load's rows; `overwrite`
     replaces the whole table, and only when this load is the newest one of the stream.
@@ -68,6 +72,8 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         frames = typed_tables(parsed, names, plan.schema, normalized_at=F.current_timestamp())
+        observed = {table: observe_nulled(df, names) for table, df in frames.items()}
+        frames = {table: df for table, (df, _) in observed.items()}
         paths = {table: config.table_path(source.name, table) for table in frames}
         if plan.settings.destination_sync_mode == "overwrite":
             writes = [lambda df=df, p=paths[t]: replace_all(df, p) for t, df in frames.items()]
@@ -76,4 +82,6 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
         run_concurrently(writes)
     finally:
         parsed.unpersist()
+    if nulled is not None:
+        nulled.update({table: nulled_counts(observation) for table, (_, observation) in observed.items()})
     return {table: last_commit_rows(spark, path) for table, path in paths.items()}

@@ -2,16 +2,21 @@
 from collections.abc import Iterator
 
 import dagster as dg
+from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from normalization_core.catalog import source_catalog
-from normalization_core.columns import system_names
+from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.pipeline import LoadResult, known_streams, normalize_load, raw_table_name
+from normalization_core.schema.model import find_table
 from normalization_core.transform.raw import raw_schema
 from normalization_core.typed_load import StreamPlan, stream_plans
+from pipeline_assets.checks import check_results, check_specs
+from pipeline_assets.metadata import column_json_paths, column_lineage, table_state, typed_run_counts
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.schedules import build_schedules, source_tables
 from pipeline_assets.sensors import build_landing_sensor
 
 
@@ -55,14 +60,18 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
 def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
     """One op reads a package once and writes every table of its streams: raw, typed root, children."""
     raw = raw_asset_specs(config, source, streams)
-    typed = typed_asset_specs(source, {s: p for s, p in stream_plans(source).items() if s in raw}, raw)
+    plans = {s: p for s, p in stream_plans(source).items() if s in raw}
+    typed = typed_asset_specs(source, plans, raw)
+    names = system_names(source.convention)
 
     @dg.multi_asset(
-        name=f"{source.name}_normalize", specs=[*raw.values(), *typed.values()],
+        name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
+        check_specs=check_specs(source, plans),
         partitions_def=load_ids_partitions(source), backfill_policy=dg.BackfillPolicy.single_run(),
         can_subset=False, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
-    def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource) -> Iterator[dg.MaterializeResult]:
+    def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource
+                  ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
         results = []
         for load_id in context.partition_keys:
             context.log.info(f"normalizing load {load_id} of source {source.name}")
@@ -70,15 +79,24 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         for stream, spec in raw.items():
             metadata = raw_metadata(results, stream)
             if metadata is not None:
-                yield dg.MaterializeResult(asset_key=spec.key, metadata=metadata)
+                state = table_state(spark.spark, config.table_path(source.name, raw_table_name(source, stream)))
+                yield dg.MaterializeResult(asset_key=spec.key, metadata={**metadata, **state})
         for (stream, table), spec in typed.items():
-            rows = [r.streams[stream].typed_rows[table] for r in results
-                    if stream in r.streams and table in r.streams[stream].typed_rows]
-            if rows:
+            counts = typed_run_counts(results, stream, table)
+            if counts is not None:
                 yield dg.MaterializeResult(asset_key=spec.key, metadata={
-                    "dagster/partition_row_count": sum(rows), "rows_written": sum(rows)})
+                    **counts, **typed_table_metadata(spark.spark, config, source, names, plans[stream], table)})
+        yield from check_results(spark.spark, config, source, names, plans, results)
 
     return normalize
+
+
+def typed_table_metadata(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
+                         plan: StreamPlan, table: str) -> dict:
+    doc = find_table(plan.schema, table)
+    raw_key = dg.AssetKey([source.name, raw_table_name(source, plan.settings.name)])
+    return {**table_state(spark, config.table_path(source.name, table), column_json_paths(plan.schema, doc)),
+            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name)}
 
 
 def raw_metadata(results: list[LoadResult], stream: str) -> dict | None:
@@ -109,4 +127,6 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     assets = build_source_assets(config, source, streams)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
-    return dg.Definitions(assets=[assets], jobs=[job], sensors=[build_landing_sensor(source, job=job)])
+    jobs, schedules = build_schedules(config, source, source_tables(source, streams, stream_plans(source)), job)
+    return dg.Definitions(assets=[assets], jobs=[job, *jobs], schedules=schedules,
+                          sensors=[build_landing_sensor(source, job=job)])

@@ -6,6 +6,20 @@ from normalization_core.io.packages import discover_packages
 from pipeline_assets.partitions import load_ids_partitions
 
 
+def new_load_ids(source: SourceConfig, instance: dg.DagsterInstance, log: object) -> tuple[list[str], int]:
+    """Complete packages in the landing folder not yet registered as partitions; and how many were rejected."""
+    found = discover_packages(source.landing, source.name)
+    for rejected in found.rejected:
+        log.warning(rejected.reason)  # type: ignore[attr-defined]
+    registered = set(instance.get_dynamic_partitions(load_ids_partitions(source).name))
+    return [p.load_id for p in found.packages if p.load_id not in registered], len(found.rejected)
+
+
+def load_run_requests(source: SourceConfig, load_ids: list[str]) -> list[dg.RunRequest]:
+    return [dg.RunRequest(run_key=load_id, partition_key=load_id, tags={"lakenorm/source": source.name})
+            for load_id in load_ids]
+
+
 def build_landing_sensor(source: SourceConfig, job: object | None) -> dg.SensorDefinition:
     partitions = load_ids_partitions(source)
 
@@ -13,16 +27,11 @@ def build_landing_sensor(source: SourceConfig, job: object | None) -> dg.SensorD
                default_status=dg.DefaultSensorStatus.RUNNING,
                description=f"Registers complete load packages in {source.landing} and normalizes each once.")
     def landing_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        found = discover_packages(source.landing, source.name)
-        for rejected in found.rejected:
-            context.log.warning(rejected.reason)
-        registered = set(context.instance.get_dynamic_partitions(partitions.name))
-        new = [p.load_id for p in found.packages if p.load_id not in registered]
+        new, rejected = new_load_ids(source, context.instance, context.log)
         if not new:
-            return dg.SensorResult(skip_reason=f"no new complete packages ({len(found.rejected)} rejected)",
+            return dg.SensorResult(skip_reason=f"no new complete packages ({rejected} rejected)",
                                    cursor=context.cursor)
-        requests = [dg.RunRequest(run_key=load_id, partition_key=load_id, tags={"lakenorm/source": source.name})
-                    for load_id in new] if job is not None else []
+        requests = load_run_requests(source, new) if job is not None else []
         return dg.SensorResult(run_requests=requests, cursor=new[-1],
                                dynamic_partitions_requests=[partitions.build_add_request(new)])
 

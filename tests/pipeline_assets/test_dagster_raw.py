@@ -83,7 +83,7 @@ def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
         for load_id in ids:
             result = dg.materialize([assets], instance=instance, partition_key=load_id, resources=resources)
             assert result.success
-            mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_normalize")}
+            mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_normalize_loads")}
             assert mats["_norm_raw_orders"]["dagster/partition_row_count"].value == 7
             assert mats["_norm_raw_events"]["rejected_lines"].value == 0
             assert mats["orders"]["dagster/partition_row_count"].value == 7

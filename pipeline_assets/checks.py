@@ -1,0 +1,117 @@
+"""Asset checks per table (SPEC §8): specs for the source's op, results for the loads of a run.
+
+The checks are not blocking: they run after every table of the op has been committed, so blocking
+could not keep bad rows out; it would only fail the run (whose run_key the sensor never requests
+again) and hide the metadata. A failing check is reported with its offending keys instead.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import dagster as dg
+from pyspark.sql import SparkSession
+
+from normalization_core import checks as K
+from normalization_core.columns import SystemNames
+from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.io.delta import is_delta_table, read_table
+from normalization_core.pipeline import LoadResult, raw_table_name
+from normalization_core.schema.model import TableSchema, root_table
+from normalization_core.typed_load import StreamPlan
+
+ROWS_TYPED = "rows_typed_per_load"
+NO_ORPHANS = "no_orphan_child_rows"
+UNIQUE_KEY = "primary_key_unique"
+ONE_CURRENT = "one_current_version_per_key"
+NO_OVERLAP = "non_overlapping_validity"
+
+
+def check_specs(source: SourceConfig, plans: dict[str, StreamPlan]) -> list[dg.AssetCheckSpec]:
+    specs = []
+    for plan in plans.values():
+        mode = plan.settings.destination_sync_mode
+        root, *children = plan.schema["tables"]
+        if mode in ("append", "overwrite"):
+            specs.append(dg.AssetCheckSpec(ROWS_TYPED, asset=[source.name, root["name"]], description=(
+                "Each load of the run typed every valid raw line into exactly one row (nothing dropped).")))
+        if mode == "append_dedup" and primary_key_columns(plan, root):
+            specs.append(dg.AssetCheckSpec(UNIQUE_KEY, asset=[source.name, root["name"]],
+                                           description="The primary key is unique in the current table."))
+        specs.extend(dg.AssetCheckSpec(NO_ORPHANS, asset=[source.name, child["name"]], description=(
+            f"Every row's parent key exists in {child['parent']!r} (rows of the run's loads)."))
+            for child in children if orphans_checked(plan, child))
+    return specs
+
+
+def orphans_checked(plan: StreamPlan, child: TableSchema) -> bool:
+    """Children link to the parent row of their own load. A dedup stream's current table keeps only
+    the newest version of each key, so the root's direct children are checked against history by
+    the asset that writes it, not here."""
+    return not (plan.settings.destination_sync_mode == "append_dedup" and child["parent"] == plan.tables[0])
+
+
+def history_check_specs(history_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
+    """Checks of a `<stream>_scd` history asset (wired by the asset that writes it)."""
+    return [
+        dg.AssetCheckSpec(ONE_CURRENT, asset=history_key, description=(
+            "Each key has at most one current version, and the current table holds exactly those versions.")),
+        dg.AssetCheckSpec(NO_OVERLAP, asset=history_key,
+                          description="The validity intervals of a key's versions do not overlap."),
+    ]
+
+
+def primary_key_columns(plan: StreamPlan, root: TableSchema) -> list[str]:
+    """Root columns of the primary key's paths; [] when a path is not a column."""
+    by_path = {tuple(c["path"]): c["name"] for c in root["columns"]}
+    columns = [by_path.get(tuple(path)) for path in plan.settings.primary_key]
+    return [c for c in columns if c is not None] if all(columns) else []
+
+
+def check_results(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
+                  plans: dict[str, StreamPlan], results: list[LoadResult]) -> Iterator[dg.AssetCheckResult]:
+    """Results of `check_specs` for the tables the run's loads wrote."""
+    path = lambda table: config.table_path(source.name, table)  # noqa: E731
+    for stream, plan in plans.items():
+        loads = [r.load_id for r in results if stream in r.streams and r.streams[stream].typed_rows]
+        if not loads:
+            continue
+        mode = plan.settings.destination_sync_mode
+        root, *children = plan.schema["tables"]
+        if mode in ("append", "overwrite"):
+            raw = read_table(spark, path(raw_table_name(source, stream)))
+            outcome = K.rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads)
+            yield _result(source, root["name"], ROWS_TYPED, outcome, "load IDs whose counts differ")
+        keys = primary_key_columns(plan, root)
+        if mode == "append_dedup" and keys:
+            outcome = K.unique_primary_key(read_table(spark, path(root["name"])), keys)
+            yield _result(source, root["name"], UNIQUE_KEY, outcome, "duplicated keys")
+        for child in children:
+            if not orphans_checked(plan, child) or not is_delta_table(spark, path(child["name"])):
+                continue
+            outcome = K.orphan_child_rows(read_table(spark, path(child["name"])), read_table(spark, path(child["parent"])),
+                                          names, child["parent"], child["name"], loads)
+            yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys")
+
+
+def history_check_results(spark: SparkSession, history_path: str, current_path: str, names: SystemNames,
+                          history_key: dg.AssetKey, current_table: str) -> list[dg.AssetCheckResult]:
+    """Results of `history_check_specs` for a history table and its current table."""
+    history, current = read_table(spark, history_path), read_table(spark, current_path)
+    one = K.one_current_version(history, current, names, current_table)
+    overlap = K.non_overlapping_validity(history, names)
+    return [_check_result(history_key, ONE_CURRENT, one, "keys with a wrong current version"),
+            _check_result(history_key, NO_OVERLAP, overlap, "keys with overlapping versions")]
+
+
+def _result(source: SourceConfig, table: str, name: str, outcome: K.CheckOutcome, what: str) -> dg.AssetCheckResult:
+    return _check_result(dg.AssetKey([source.name, table]), name, outcome, what)
+
+
+def _check_result(key: dg.AssetKey, name: str, outcome: K.CheckOutcome, what: str) -> dg.AssetCheckResult:
+    metadata: dict = {"failures": outcome.failures, **outcome.counts}
+    if outcome.offending:
+        metadata["offending_keys"] = list(outcome.offending)
+    description = None if outcome.passed else (
+        f"{outcome.failures} {what}, e.g. {', '.join(outcome.offending[:5])}")
+    return dg.AssetCheckResult(asset_key=key, check_name=name, passed=outcome.passed, metadata=metadata,
+                               description=description)

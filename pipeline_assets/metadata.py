@@ -1,0 +1,99 @@
+"""Materialization metadata of each table (SPEC §8): row counts, schema, column lineage, NULLED counts.
+
+Table-wide figures come from Delta metadata (log stats and schema); per-run figures from the
+counters the pipeline gathered while writing. Nothing here reads table data.
+"""
+from __future__ import annotations
+
+import re
+
+import dagster as dg
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+from normalization_core.columns import SystemNames
+from normalization_core.io.maintenance import table_row_count, table_schema
+from normalization_core.pipeline import LoadResult, StreamResult
+from normalization_core.schema.model import StreamSchema, TableSchema, lineage, root_table
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def json_path(keys: list[str]) -> str:
+    """`.a.b` for plain keys, `['odd key']` otherwise."""
+    return "".join(f".{k}" if _PLAIN_KEY.match(k) else "[" + repr(k) + "]" for k in keys)
+
+
+def table_json_path(schema: StreamSchema, table: str) -> str:
+    """JSONPath of a table's rows in a record: `$` for the root, `$.line_items[*].discounts[*]` for a child."""
+    return "$" + "".join(json_path(t["path"]) + "[*]" for t in lineage(schema, table)[1:])
+
+
+def column_json_paths(schema: StreamSchema, table: TableSchema) -> dict[str, str]:
+    """Each data column's JSONPath in the raw record (`_norm_data`)."""
+    rows = table_json_path(schema, table["name"])
+    return {c["name"]: rows + json_path(c["path"]) for c in table["columns"]}
+
+
+def column_schema(spark_schema: T.StructType, json_paths: dict[str, str] | None = None) -> dg.TableSchema:
+    """The table's actual columns and types; data columns say which JSON path they come from."""
+    paths = json_paths or {}
+    return dg.TableSchema(columns=[
+        dg.TableColumn(f.name, f.dataType.simpleString(),
+                       description=f"from {paths[f.name]}" if f.name in paths else None)
+        for f in spark_schema.fields])
+
+
+def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames, raw_key: dg.AssetKey,
+                   source: str) -> dg.TableColumnLineage:
+    """Data columns come from the raw `_norm_data` JSON; a child's keys from its parent's and root's keys."""
+    data = [dg.TableColumnDep(raw_key, names.data)]
+    deps = {c["name"]: data for c in table["columns"]}
+    deps[names.meta] = data
+    if table["parent"] is None:
+        deps.update({
+            names.raw_id: [dg.TableColumnDep(raw_key, names.raw_id)],
+            names.row_id(table["name"]): [dg.TableColumnDep(raw_key, names.raw_id)],
+            names.extracted_at: [dg.TableColumnDep(raw_key, names.extracted_at)],
+            names.load_id: [dg.TableColumnDep(raw_key, names.load_id)],
+        })
+        return dg.TableColumnLineage(deps_by_column=deps)
+    parent, root = table["parent"], root_table(schema)["name"]
+    parent_key = dg.TableColumnDep(dg.AssetKey([source, parent]), names.row_id(parent))
+    deps.update({
+        names.parent_id(parent): [parent_key],
+        names.row_id(table["name"]): [parent_key],
+        names.root_id: [dg.TableColumnDep(dg.AssetKey([source, root]), names.row_id(root))],
+        names.load_id: [dg.TableColumnDep(dg.AssetKey([source, parent]), names.load_id)],
+        names.list_idx: data,
+    })
+    return dg.TableColumnLineage(deps_by_column=deps)
+
+
+def table_state(spark: SparkSession, path: str, json_paths: dict[str, str] | None = None) -> dict:
+    """Rows and schema of the table after the run, from Delta metadata."""
+    return {"dagster/row_count": table_row_count(spark, path),
+            "dagster/column_schema": column_schema(table_schema(spark, path), json_paths)}
+
+
+def typed_run_counts(results: list[LoadResult], stream: str, table: str) -> dict | None:
+    """Rows written and NULLED counts of one typed table over the run's loads; None if none wrote it."""
+    written = {r.load_id: r.streams[stream] for r in results
+               if stream in r.streams and table in r.streams[stream].typed_rows}
+    if not written:
+        return None
+    rows = sum(s.typed_rows[table] for s in written.values())
+    nulled = {load_id: _nulled(s, table) for load_id, s in written.items()}
+    return {
+        "dagster/partition_row_count": rows,
+        "rows_written": rows,
+        "nulled_values": sum(values for values, _ in nulled.values()),
+        "nulled_rows": sum(rows for _, rows in nulled.values()),
+        "nulled_values_by_load": {load_id: values for load_id, (values, _) in nulled.items()},
+        "load_ids": list(written),
+    }
+
+
+def _nulled(result: StreamResult, table: str) -> tuple[int, int]:
+    counts = result.nulled.get(table)
+    return (counts.values, counts.rows) if counts is not None else (0, 0)

@@ -1,0 +1,77 @@
+"""Per source: a daily maintenance job + schedule (OPTIMIZE, VACUUM) and an optional polling schedule."""
+
+import dagster as dg
+
+from normalization_core.columns import system_names
+from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.io.maintenance import maintain_tables
+from normalization_core.pipeline import raw_table_name
+from normalization_core.typed_load import StreamPlan
+from pipeline_assets.partitions import load_ids_partitions
+from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.sensors import load_run_requests, new_load_ids
+
+MAINTENANCE_CRON = "0 3 * * *"
+POLLING_CRON = "*/5 * * * *"
+HISTORY_SUFFIX = "_scd"
+
+
+def source_tables(source: SourceConfig, streams: list[str], plans: dict[str, StreamPlan]) -> list[str]:
+    """Every table a source may have: raw, typed, history, and the source's system tables."""
+    names = system_names(source.convention)
+    tables = [raw_table_name(source, s) for s in streams]
+    for plan in plans.values():
+        tables.extend(plan.tables)
+        if plan.settings.destination_sync_mode == "append_dedup":
+            tables.append(plan.tables[0] + HISTORY_SUFFIX)
+    return [*tables, names.loads_table, names.versions_table, names.quarantine_table]
+
+
+def maintenance_job_name(source: SourceConfig) -> str:
+    return f"{source.name}_maintenance"
+
+
+def build_maintenance_job(config: LakenormConfig, source: SourceConfig, tables: list[str]) -> dg.JobDefinition:
+    paths = [config.table_path(source.name, t) for t in tables]
+
+    @dg.op(name=f"{source.name}_optimize_and_vacuum",
+           description="Delta OPTIMIZE (compaction) then VACUUM (default retention) on each table of the source.")
+    def optimize_and_vacuum(context: dg.OpExecutionContext, spark: SparkSessionResource) -> None:
+        for done in maintain_tables(spark.spark, paths):
+            context.log.info(f"{done.path}: compacted {done.files_removed} files into {done.files_added}, "
+                             f"vacuumed {done.files_vacuumed}")
+
+    @dg.job(name=maintenance_job_name(source), description=f"Maintenance of the Delta tables of {source.name!r}.")
+    def maintenance() -> None:
+        optimize_and_vacuum()
+
+    return maintenance
+
+
+def build_schedules(config: LakenormConfig, source: SourceConfig, tables: list[str],
+                    normalize_job: object | None) -> tuple[list[dg.JobDefinition], list[dg.ScheduleDefinition]]:
+    job = build_maintenance_job(config, source, tables)
+    schedules = [dg.ScheduleDefinition(
+        name=maintenance_job_name(source), job=job, cron_schedule=MAINTENANCE_CRON, execution_timezone="UTC",
+        default_status=dg.DefaultScheduleStatus.RUNNING, description="Daily OPTIMIZE and VACUUM.")]
+    if normalize_job is not None:
+        schedules.append(build_polling_schedule(source, normalize_job))
+    return [job], schedules
+
+
+def build_polling_schedule(source: SourceConfig, job: object) -> dg.ScheduleDefinition:
+    """An alternative to the sensor where sensors are unwelcome; stopped unless turned on."""
+    partitions = load_ids_partitions(source)
+
+    @dg.schedule(name=f"{source.name}_polling", job=job, cron_schedule=POLLING_CRON, execution_timezone="UTC",
+                 default_status=dg.DefaultScheduleStatus.STOPPED,
+                 description=f"Every 5 minutes: registers and normalizes new packages in {source.landing}.")
+    def polling(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+        new, rejected = new_load_ids(source, context.instance, context.log)
+        if not new:
+            return dg.SkipReason(f"no new complete packages ({rejected} rejected)")
+        # Schedules cannot return partition requests; registering first is what the sensor's daemon does.
+        context.instance.add_dynamic_partitions(partitions.name, new)
+        return load_run_requests(source, new)
+
+    return polling

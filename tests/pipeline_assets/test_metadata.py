@@ -1,0 +1,64 @@
+"""Materialization metadata (SPEC §8): row counts, schema, column lineage, NULLED and rejected counts."""
+from __future__ import annotations
+
+import dagster as dg
+import pytest
+
+from pipeline_assets.factories import build_source_assets
+from pipeline_assets.resources import SparkSessionResource
+
+
+def materialize_case(config, case):
+    assets = build_source_assets(config, config.source("shop"), ["orders"])
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("shop_load_ids", [case["load_id"]])
+        result = dg.materialize([assets], instance=instance, partition_key=case["load_id"],
+                                resources={"spark": SparkSessionResource(spark_conf=config.spark)})
+    assert result.success
+    mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_normalize_loads")}
+    return mats, result.get_asset_check_evaluations()
+
+
+@pytest.mark.slow
+def test_every_table_reports_counts_schema_lineage_and_nulled_values(spark, bad_values_shop):
+    config, case = bad_values_shop
+    expected = case["expected"]
+    mats, checks = materialize_case(config, case)
+
+    raw = mats["_norm_raw_orders"]
+    assert raw["dagster/row_count"].value == expected["raw_rows"]
+    assert raw["rejected_lines"].value == expected["rejected_lines"]
+    assert "_norm_error" in {c.name for c in raw["dagster/column_schema"].schema.columns}
+    for table, rows in expected["rows"].items():
+        assert mats[table]["dagster/row_count"].value == rows, table
+        assert mats[table]["dagster/partition_row_count"].value == rows, table
+    for table, values in expected["nulled_values"].items():
+        assert mats[table]["nulled_values"].value == values, table
+        assert mats[table]["nulled_rows"].value == expected["nulled_rows"][table], table
+        assert mats[table]["nulled_values_by_load"].value == {case["load_id"]: values}
+
+    orders = {c.name: c for c in mats["orders"]["dagster/column_schema"].schema.columns}
+    assert orders["total"].type == "double" and orders["_norm_id"].type == "string"
+    assert orders["_norm_meta"].type.startswith("struct<changes:array<struct<field:string")
+    for table, paths in expected["json_paths"].items():
+        columns = {c.name: c for c in mats[table]["dagster/column_schema"].schema.columns}
+        for column, path in paths.items():
+            assert columns[column].description == f"from {path}", (table, column)
+
+    raw_key = dg.AssetKey(["shop", "_norm_raw_orders"])
+    lineage = mats["orders"]["dagster/column_lineage"].lineage.deps_by_column
+    assert lineage["total"] == [dg.TableColumnDep(raw_key, "_norm_data")]
+    assert lineage["_norm_raw_id"] == [dg.TableColumnDep(raw_key, "_norm_raw_id")]
+    items = mats["orders__line_items"]["dagster/column_lineage"].lineage.deps_by_column
+    assert items["qty"] == [dg.TableColumnDep(raw_key, "_norm_data")]
+    assert items["_norm_parent_id"] == [dg.TableColumnDep(dg.AssetKey(["shop", "orders"]), "_norm_id")]
+    discounts = mats["orders__line_items__discounts"]["dagster/column_lineage"].lineage.deps_by_column
+    assert discounts["_norm_root_id"] == [dg.TableColumnDep(dg.AssetKey(["shop", "orders"]), "_norm_id")]
+
+    evaluations = {(e.asset_key.path[-1], e.check_name): e for e in checks}
+    assert set(evaluations) == {("orders", "rows_typed_per_load"), ("orders__line_items", "no_orphan_child_rows"),
+                                ("orders__line_items__discounts", "no_orphan_child_rows"),
+                                ("orders__tags", "no_orphan_child_rows")}
+    assert all(e.passed for e in evaluations.values())
+    rows_check = evaluations[("orders", "rows_typed_per_load")].metadata
+    assert rows_check["valid_raw_lines"].value == rows_check["typed_rows"].value == expected["rows"]["orders"]
