@@ -9,7 +9,7 @@ from normalization_core.columns import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.pipeline import LoadResult, known_streams, normalize_load, raw_table_name
 from normalization_core.transform.raw import raw_schema
-from normalization_core.typed_load import StreamPlan, stream_plans
+from normalization_core.typed_load import StreamPlan, asset_stream_plans
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.sensors import build_landing_sensor
@@ -55,7 +55,7 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
 def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
     """One op reads a package once and writes every table of its streams: raw, typed root, children."""
     raw = raw_asset_specs(config, source, streams)
-    typed = typed_asset_specs(source, {s: p for s, p in stream_plans(source).items() if s in raw}, raw)
+    typed = typed_asset_specs(source, {s: p for s, p in asset_stream_plans(config, source).items() if s in raw}, raw)
 
     @dg.multi_asset(
         name=f"{source.name}_normalize", specs=[*raw.values(), *typed.values()],

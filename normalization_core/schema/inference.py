@@ -31,7 +31,7 @@ KEY_STEP = "k:"
 """Prefix of a path step into an object key (`k:<key>`); `ARRAY_STEP` steps into array elements."""
 ARRAY_STEP = "[]"
 STRUCTURAL_KINDS = ("object", "array")
-MAIN_PRECEDENCE = ("double", "decimal", "bigint", "bool", "timestamp", "date", "text")
+MAIN_PRECEDENCE = ("double", "decimal", "bigint", "timestamp", "date", "bool", "text")
 """The main type of a column is the first of these among its scalar kinds (bigint + double -> double)."""
 LOGICAL_OF_KIND = {"text": "string", "bool": "boolean", "bigint": "bigint", "double": "double",
                    "decimal": "decimal", "timestamp": "timestamp", "date": "date", "json": "json"}
@@ -102,8 +102,8 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
         raise ValueError(f"convention {convention!r}: inference supports {SUPPORTED_CONVENTIONS}")
     root = _previous_tree(previous) if previous is not None else _Path()
     for steps, kind in sorted(set(observed)):
-        root.at(steps).kinds.add(_detected(kind, detections))
-    specs: dict[tuple[str, ...], _Spec] = {}
+        root.at(steps).kinds.add(kind)
+    specs = _Specs(detections)
     record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     conv = get_convention(convention, max_length)
     layout = _Layout(conv, system_names(convention), max_nesting, previous)
@@ -115,15 +115,26 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     return schema
 
 
-def _detected(kind: str, detections: tuple[str, ...]) -> str:
-    if kind == "timestamp" and "iso_timestamp" not in detections:
-        return "text"
-    if kind == "date" and "iso_date" not in detections:
-        return "text"
-    return kind
+class _Specs(dict):
+    """Column specs by path steps, and the detections that decide which string kinds type a column."""
+
+    def __init__(self, detections: tuple[str, ...]) -> None:
+        super().__init__()
+        self.detections = detections
+
+    def type_of(self, kinds: Iterable[str]) -> str:
+        """The first type by precedence; an undetected string kind types as text (it still fits a timestamp)."""
+        detected = {self._detected(kind) for kind in kinds}
+        return next(k for k in MAIN_PRECEDENCE if k in detected)
+
+    def _detected(self, kind: str) -> str:
+        if (kind == "timestamp" and "iso_timestamp" not in self.detections
+                or kind == "date" and "iso_date" not in self.detections):
+            return "text"
+        return kind
 
 
-def _node(path: _Path, steps: tuple[str, ...], specs: dict) -> Node | None:
+def _node(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
     if path.pinned == "json":
         return Json("object")
     if path.pinned == "column":
@@ -136,7 +147,7 @@ def _node(path: _Path, steps: tuple[str, ...], specs: dict) -> Node | None:
     return _fresh(path, steps, specs)
 
 
-def _fresh(path: _Path, steps: tuple[str, ...], specs: dict) -> Node | None:
+def _fresh(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
     structural = [k for k in STRUCTURAL_KINDS if k in path.kinds]
     scalars = [k for k in MAIN_PRECEDENCE if k in path.kinds]
     if len(structural) + bool(scalars) > 1:
@@ -148,18 +159,18 @@ def _fresh(path: _Path, steps: tuple[str, ...], specs: dict) -> Node | None:
         return Arr(items) if items is not None else None
     if not scalars:
         return None  # seen only as null, or only as an empty array: no column yet
-    main = scalars[0]
-    variants = _new_variants(main, set(scalars), {})
+    main = specs.type_of(scalars)
+    variants = _new_variants(main, set(scalars), {}, specs)
     specs[steps] = _Spec(main, tuple(variants))
     return Scalar(LOGICAL_OF_KIND[main], main)
 
 
-def _fresh_object(path: _Path, steps: tuple[str, ...], specs: dict) -> Node | None:
+def _fresh_object(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
     properties = tuple(_properties(path, steps, specs))
     return Obj(properties) if properties or not steps else None
 
 
-def _properties(path: _Path, steps: tuple[str, ...], specs: dict) -> Iterator[tuple[str, Node]]:
+def _properties(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Iterator[tuple[str, Node]]:
     pinned = [key for key, sub in path.keys.items() if sub.pinned]
     fresh = sorted(key for key, sub in path.keys.items() if not sub.pinned)
     for key in [*pinned, *fresh]:
@@ -168,15 +179,16 @@ def _properties(path: _Path, steps: tuple[str, ...], specs: dict) -> Iterator[tu
             yield key, node
 
 
-def _pinned_column(path: _Path, steps: tuple[str, ...], specs: dict) -> Node:
+def _pinned_column(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node:
     main = path.main or "text"
     seen = {k for k in path.kinds if k in _SCALARS} | ({"object"} if path.kinds & set(STRUCTURAL_KINDS) else set())
     kept = [(family, kind, _variant_accepts(main, family, kind)) for family, kind in path.variants.items()]
-    specs[steps] = _Spec(main, tuple([*kept, *_new_variants(main, seen, path.variants)]))
+    specs[steps] = _Spec(main, tuple([*kept, *_new_variants(main, seen, path.variants, specs)]))
     return Scalar(LOGICAL_OF_KIND[main], main)
 
 
-def _new_variants(main: str, kinds: set[str], existing: dict[str, str]) -> list[tuple[str, str, frozenset[str]]]:
+def _new_variants(main: str, kinds: set[str], existing: dict[str, str], specs: _Specs
+                  ) -> list[tuple[str, str, frozenset[str]]]:
     """A variant per family of kinds the main type and the existing variants do not take."""
     covered = set(ACCEPTS[main])
     for family, kind in existing.items():
@@ -187,7 +199,7 @@ def _new_variants(main: str, kinds: set[str], existing: dict[str, str]) -> list[
     variants = []
     for family in sorted(set(by_family) - set(existing)):  # a family already taken stays NULLED + change
         kinds_of_family = by_family[family]
-        kind = "json" if family == "json" else next(k for k in MAIN_PRECEDENCE if k in kinds_of_family)
+        kind = "json" if family == "json" else specs.type_of(kinds_of_family)
         variants.append((family, kind, _variant_accepts(main, family, kind)))
     return variants
 
@@ -232,7 +244,7 @@ def table_steps(schema: StreamSchema, table: TableSchema) -> tuple[str, ...]:
     return (*parent, *(KEY_STEP + key for key in table["path"]), ARRAY_STEP)
 
 
-def _with_variants(schema: StreamSchema, table: TableSchema, specs: dict[tuple[str, ...], _Spec],
+def _with_variants(schema: StreamSchema, table: TableSchema, specs: _Specs,
                    previous: StreamSchema | None, conv) -> list[ColumnSchema]:
     """The table's columns, each main column followed by its variant columns."""
     steps = table_steps(schema, table)

@@ -5,7 +5,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from normalization_core.transform.typing import _DATE_ONLY, _ISO_DATE, is_present, to_date, to_timestamp_utc
+from normalization_core.transform.typing import _DATE_ONLY, _ISO_DATE, is_present
 
 _ISO_DATE_TIME = _ISO_DATE + r"[T ]\d{1,2}:\d{2}"
 """dlt's iso_timestamp: a date and a time of day (a bare date is not a timestamp)."""
@@ -35,6 +35,6 @@ def value_kind(variant: Column) -> Column:
 
 def string_kind(text: Column) -> Column:
     """`timestamp` for an ISO date and time that parses, `date` for a bare ISO date, else `text`."""
-    return (F.when(text.rlike(_ISO_DATE_TIME) & to_timestamp_utc(text).isNotNull(), "timestamp")
-            .when(text.rlike(_DATE_ONLY) & to_date(text).isNotNull(), "date")
+    return (F.when(text.rlike(_ISO_DATE_TIME) & text.try_cast(T.TimestampType()).isNotNull(), "timestamp")
+            .when(text.rlike(_DATE_ONLY) & text.try_cast(T.DateType()).isNotNull(), "date")
             .otherwise("text"))
