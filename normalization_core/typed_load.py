@@ -78,7 +78,7 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
     catalog = source_catalog(source)
     names = system_names(source.convention)
     for stream in inferred:
-        observed = observed_types(rows_of(stream), names, source.max_table_nesting)
+        observed = observed_types(rows_of(stream), names)
         previous = stored.get(stream)
         schema = evolve(previous.schema, observed) if previous else infer_schema(
             stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting)

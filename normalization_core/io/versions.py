@@ -54,10 +54,10 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
     """The stored version of `schema`, added as the stream's next version when its hash is new."""
     stream, version_hash = schema["stream"], schema_hash(schema)
 
-    def attempt() -> StoredVersion:
+    def attempt() -> tuple[StoredVersion, bool]:
         known = _known_versions(spark, path, stream)
         if version_hash in known:
-            return StoredVersion(stream, known[version_hash], version_hash, schema)
+            return StoredVersion(stream, known[version_hash], version_hash, schema), False
         version = max(known.values(), default=0) + 1
         row = spark.createDataFrame(
             [(stream, version, version_hash, schema_yaml(schema), datetime.now(timezone.utc))], VERSIONS_SCHEMA)
@@ -68,11 +68,11 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
              .merge(row.alias("s"), f"t.{C.VERSIONS_STREAM} = s.{C.VERSIONS_STREAM} AND "
                                     f"(t.{C.VERSIONS_HASH} = s.{C.VERSIONS_HASH} OR t.{C.VERSIONS_VERSION} = s.{C.VERSIONS_VERSION})")
              .whenNotMatchedInsertAll().execute())
-        return StoredVersion(stream, version, version_hash, schema)
+        return StoredVersion(stream, version, version_hash, schema), True
 
     for _ in range(MAX_ATTEMPTS):
-        stored = with_conflict_retry(attempt)
-        if _known_versions(spark, path, stream).get(version_hash) == stored.version:
+        stored, inserted = with_conflict_retry(attempt)
+        if not inserted or _known_versions(spark, path, stream).get(version_hash) == stored.version:
             return stored
         # a racing run took this version number first: store the schema under the next one
     raise RuntimeError(f"could not store a schema version of stream {stream!r} in {path}")

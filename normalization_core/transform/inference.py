@@ -26,14 +26,16 @@ def parse_record_variants(raw_rows: DataFrame, names: SystemNames) -> DataFrame:
         F.try_parse_json(keep_big_integers(F.col(names.data))).alias(_VALUE))
 
 
-def observed_types(raw_rows: DataFrame, names: SystemNames, max_table_nesting: int
-                   ) -> set[tuple[tuple[str, ...], str]]:
-    """Distinct (path steps, kind) pairs of the records; paths deeper than the nesting limit are not read."""
+def observed_types(raw_rows: DataFrame, names: SystemNames) -> set[tuple[tuple[str, ...], str]]:
+    """Distinct (path steps, kind) pairs of the records, down to their deepest value.
+
+    The nesting limit is applied by the layout, which must still see what lies below a limited array.
+    """
     frontier = parse_record_variants(raw_rows, names).select(
         F.array().cast(T.ArrayType(T.StringType())).alias(_PATH), F.col(_VALUE))
     observed: set[tuple[tuple[str, ...], str]] = set()
     previous: DataFrame | None = None
-    for _ in range(max_table_nesting + 2):
+    while True:
         level = frontier.select(_PATH, _VALUE, value_kind(F.col(_VALUE)).alias(_KIND)).persist(
             StorageLevel.MEMORY_AND_DISK)
         # distinct (path, kind) pairs: a few per column, metadata rather than data
@@ -45,8 +47,7 @@ def observed_types(raw_rows: DataFrame, names: SystemNames, max_table_nesting: i
         if not any(row[1] in ("object", "array") for row in pairs):
             break
         frontier = _children(level)
-    if previous is not None:
-        previous.unpersist()
+    previous.unpersist()
     return observed
 
 
