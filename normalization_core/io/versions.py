@@ -64,10 +64,9 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
         if not is_delta_table(spark, path):
             row.write.format("delta").mode("append").save(path)  # commit 0 is put-if-absent: one creator wins
         else:
-            (DeltaTable.forPath(spark, path).alias("t")
-             .merge(row.alias("s"), f"t.{C.VERSIONS_STREAM} = s.{C.VERSIONS_STREAM} AND "
-                                    f"(t.{C.VERSIONS_HASH} = s.{C.VERSIONS_HASH} OR t.{C.VERSIONS_VERSION} = s.{C.VERSIONS_VERSION})")
-             .whenNotMatchedInsertAll().execute())
+            same = (f"t.{C.VERSIONS_STREAM} = s.{C.VERSIONS_STREAM} AND (t.{C.VERSIONS_HASH} = s.{C.VERSIONS_HASH}"
+                    f" OR t.{C.VERSIONS_VERSION} = s.{C.VERSIONS_VERSION})")
+            DeltaTable.forPath(spark, path).alias("t").merge(row.alias("s"), same).whenNotMatchedInsertAll().execute()
         return StoredVersion(stream, version, version_hash, schema), True
 
     for _ in range(MAX_ATTEMPTS):

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from normalization_core.columns import system_names
-from normalization_core.naming import get_convention
+from normalization_core.naming import NamingConvention, get_convention
 from normalization_core.schema.from_json_schema import SUPPORTED_CONVENTIONS, _Layout
 from normalization_core.schema.json_schema_nodes import Arr, Json, Node, Obj, Scalar
 from normalization_core.schema.model import (
@@ -229,11 +229,16 @@ def _previous_tree(previous: StreamSchema) -> _Path:
 def _pin_column(node: _Path, column: ColumnSchema) -> None:
     kind = KIND_OF_LOGICAL.get(column["logical_type"], "json")
     if "variant_of" in column:
-        node.variants[FAMILY[min(column.get("accepts") or ["object"])]] = kind
+        node.variants[_family(column)] = kind
     elif kind == "json" and "accepts" not in column:
         node.pinned = "json"
     else:
         node.pinned, node.main = "column", kind
+
+
+def _family(variant: ColumnSchema) -> str:
+    """A variant column's family: the one all its accepted kinds belong to."""
+    return FAMILY[variant["accepts"][0]]
 
 
 def table_steps(schema: StreamSchema, table: TableSchema) -> tuple[str, ...]:
@@ -245,7 +250,7 @@ def table_steps(schema: StreamSchema, table: TableSchema) -> tuple[str, ...]:
 
 
 def _with_variants(schema: StreamSchema, table: TableSchema, specs: _Specs,
-                   previous: StreamSchema | None, conv) -> list[ColumnSchema]:
+                   previous: StreamSchema | None, conv: NamingConvention) -> list[ColumnSchema]:
     """The table's columns, each main column followed by its variant columns."""
     steps = table_steps(schema, table)
     taken = {c["name"] for c in table["columns"]}
@@ -260,17 +265,18 @@ def _with_variants(schema: StreamSchema, table: TableSchema, specs: _Specs,
             name = _variant_name(column["name"], family, previous, table["name"], taken, conv)
             taken.add(name)
             logical = LOGICAL_OF_KIND[kind]
-            columns.append(ColumnSchema(name=name, path=list(column["path"]), logical_type=logical,
-                                        data_type="string" if logical == "json" else LOGICAL_DATA_TYPES[logical],
-                                        json_text=logical == "json", accepts=sorted(accepts),
+            columns.append(ColumnSchema(name=name, path=list(column["path"]),
+                                        data_type=LOGICAL_DATA_TYPES[logical],
+                                        logical_type=logical, json_text=logical == "json", accepts=sorted(accepts),
                                         variant_of=column["name"]))
     return columns
 
 
-def _variant_name(main: str, family: str, previous: StreamSchema | None, table: str, taken: set[str], conv) -> str:
+def _variant_name(main: str, family: str, previous: StreamSchema | None, table: str, taken: set[str],
+                  conv: NamingConvention) -> str:
     if previous is not None and any(t["name"] == table for t in previous["tables"]):
         for column in find_table(previous, table)["columns"]:
-            if column.get("variant_of") == main and FAMILY[min(column.get("accepts") or ["object"])] == family:
+            if column.get("variant_of") == main and _family(column) == family:
                 return column["name"]
     name = conv.shorten(conv.make_path(main, f"v_{family}"))
     if name not in taken:

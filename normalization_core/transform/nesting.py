@@ -237,8 +237,7 @@ class _Stage:
         if column["logical_type"] == "json":
             self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
             return
-        self.add_value(_plain(column),
-                       F.when(takes, source.try_cast(T.StringType())), where)
+        self.add_value(_plain(column), F.when(takes, source.try_cast(T.StringType())), where)
 
 
 def _plain(column: ColumnSchema) -> ColumnSchema:
