@@ -1,4 +1,4 @@
-"""`lakenorm normalize | tables` (SPEC §9): errors are one line on stderr and a non-zero exit."""
+"""`lakenorm normalize | tables | schema` (SPEC §9): errors are one line on stderr and a non-zero exit."""
 from __future__ import annotations
 
 import argparse
@@ -7,11 +7,16 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import yaml
+
 from normalization_core.config import LakenormConfig, SourceConfig, load_config
 from normalization_core.errors import LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.spark import build_spark_session
+from normalization_core.io.versions import latest_versions
 from normalization_core.pipeline import LoadResult, normalize_load, pending_packages
+from normalization_core.schema import schema_document
+from normalization_core.typed_load import stream_plans, versions_path
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -24,6 +29,10 @@ def add_core_commands(sub: argparse._SubParsersAction) -> None:
     tables = sub.add_parser("tables", help="list the tables with their row counts")
     tables.add_argument("--source", help="only this source")
     tables.set_defaults(run=cmd_tables)
+    schema = sub.add_parser("schema", help="print the current schema of each stream as YAML")
+    schema.add_argument("--source", help="only this source")
+    schema.add_argument("--stream", help="only this stream")
+    schema.set_defaults(run=cmd_schema)
 
 
 def build_parser(extend: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
@@ -97,6 +106,26 @@ def cmd_tables(args: argparse.Namespace) -> int:
             path = config.table_path(source.name, table)
             if is_delta_table(spark, path):
                 print(f"{source.name}.{table:<50} {read_table(spark, path).count():>12} rows")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """One YAML document per stream: its newest stored version, else (not normalized yet) the catalog's."""
+    config = load_config(args.config)
+    spark = build_spark_session(config.spark)
+    documents = []
+    for source in selected_sources(config, args.source):
+        stored = latest_versions(spark, versions_path(config, source))
+        current = {s: (None, p.version_hash, p.schema) for s, p in stream_plans(source).items()}
+        current.update({s: (v.version, v.version_hash, v.schema) for s, v in stored.items()})
+        for stream in sorted(current):
+            if args.stream in (None, stream):
+                version, version_hash, schema = current[stream]
+                documents.append({"source": source.name, "stream": stream, "version": version,
+                                  "version_hash": version_hash, "schema": schema_document(schema)})
+    if args.stream and not documents:
+        raise LakenormError(f"stream {args.stream!r} has no schema yet: normalize a load of it first")
+    print(yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True), end="")
     return 0
 
 

@@ -130,3 +130,11 @@ LOADS_SCHEMA_HASH = "schema_version_hash"
 LOADS_STATE = "state"
 STATUS_NORMALIZED = "normalized"
 """Registry status of a load whose tables are all committed."""
+
+# Columns of the schema versions table (`_norm_versions`, SPEC §3), the same under every convention.
+VERSIONS_STREAM = "stream"
+VERSIONS_VERSION = "version"
+VERSIONS_HASH = "version_hash"
+VERSIONS_SCHEMA = "schema"
+"""The stream's schema document as YAML."""
+VERSIONS_INSERTED_AT = "inserted_at"

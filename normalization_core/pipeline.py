@@ -21,7 +21,7 @@ from normalization_core.io.registry import LoadRecord, is_newest_load, normalize
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
-from normalization_core.typed_load import StreamPlan, stream_plans, write_typed_tables
+from normalization_core.typed_load import StreamPlan, load_plans, write_typed_tables
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
         writes = [partial(_write_raw, config, source, names, lines, load_id, s, t) for s, t in tables.items()]
         writes.append(partial(_write_quarantine, spark, config, source, names, package, lines, counts.quarantined))
         run_concurrently(writes)
-        plans = stream_plans(source)
+        plans = load_plans(spark, config, source, package.streams, partial(_stream_rows, lines, names, load_id))
         nulled: dict[str, dict[str, NulledCounts]] = {}
         typed = _write_typed(spark, config, source, names, package, lines, plans, nulled)
     finally:

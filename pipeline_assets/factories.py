@@ -11,7 +11,7 @@ from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.pipeline import LoadResult, known_streams, normalize_load, raw_table_name
 from normalization_core.schema.model import find_table
 from normalization_core.transform.raw import raw_schema
-from normalization_core.typed_load import StreamPlan, stream_plans
+from normalization_core.typed_load import StreamPlan, asset_stream_plans
 from pipeline_assets.checks import check_results, check_specs
 from pipeline_assets.metadata import column_json_paths, column_lineage, table_state, typed_run_counts
 from pipeline_assets.partitions import load_ids_partitions
@@ -60,7 +60,7 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
 def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
     """One op reads a package once and writes every table of its streams: raw, typed root, children."""
     raw = raw_asset_specs(config, source, streams)
-    plans = {s: p for s, p in stream_plans(source).items() if s in raw}
+    plans = {s: p for s, p in asset_stream_plans(config, source).items() if s in raw}
     typed = typed_asset_specs(source, plans, raw)
     names = system_names(source.convention)
 
@@ -127,6 +127,6 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     assets = build_source_assets(config, source, streams)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
-    jobs, schedules = build_schedules(config, source, source_tables(source, streams, stream_plans(source)), job)
+    jobs, schedules = build_schedules(config, source, source_tables(source, streams, asset_stream_plans(config, source)), job)
     return dg.Definitions(assets=[assets], jobs=[job, *jobs], schedules=schedules,
                           sensors=[build_landing_sensor(source, job=job)])

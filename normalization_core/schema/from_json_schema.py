@@ -247,5 +247,5 @@ def _previous_column_names(previous: StreamSchema | None, table_name: str) -> di
         return {}
     for table in previous["tables"]:
         if table["name"] == table_name:
-            return {json.dumps(c["path"]): c["name"] for c in table["columns"]}
+            return {json.dumps(c["path"]): c["name"] for c in table["columns"] if "variant_of" not in c}
     return {}

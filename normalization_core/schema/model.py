@@ -70,6 +70,11 @@ class ColumnSchema(TypedDict):
     nullable: bool
     variants: NotRequired[list[UnionVariant]]
     """For `union` columns: the options, in struct field order after `type`."""
+    accepts: NotRequired[list[str]]
+    """Inferred columns (SPEC §5.2): the value kinds (`transform.kinds`) this column takes; a value of
+    another kind goes to a variant column instead, without a recorded change."""
+    variant_of: NotRequired[str]
+    """On a variant column `<column>__v_<type>`: the name of its main column (same path)."""
 
 
 class TableSchema(TypedDict):
@@ -110,6 +115,8 @@ class StreamSchema(TypedDict):
     max_table_nesting: int
     tables: list[TableSchema]
     collisions: list[CollisionDoc]
+    inferred: NotRequired[bool]
+    """Typed by inference from the data (no catalog): SPEC §5.2."""
 
 
 def root_table(schema: StreamSchema) -> TableSchema:

@@ -25,12 +25,14 @@ from normalization_core.schema.model import (
     lineage,
     root_table,
 )
+from normalization_core.transform.kinds import keep_big_integers, value_kind
 from normalization_core.transform.typing import (
     SCALAR_LOGICAL_TYPES,
     cast_failed,
     cast_object,
     cast_scalar,
     is_present,
+    json_text,
     meta_column,
     nulled,
     type_value,
@@ -93,7 +95,7 @@ def _row_level(schema: StreamSchema, table: TableSchema) -> _Level:
     level = _Level()
     for column in table["columns"]:
         if column["path"]:
-            level.add(column["path"], column["logical_type"])
+            level.add(column["path"], "json" if "accepts" in column else column["logical_type"])
     for child in child_tables(schema, table["name"]):
         if child["path"]:
             level.add(child["path"], "json")
@@ -119,7 +121,8 @@ class _RowReader:
 def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema) -> DataFrame:
     """Raw rows that are JSON objects, with their record parsed once into `RECORD`."""
     level = _row_level(stream_schema, root_table(stream_schema))
-    record = cast_object(F.try_parse_json(F.col(names.data)), level.fields())
+    text = keep_big_integers(F.col(names.data)) if stream_schema.get("inferred") else F.col(names.data)
+    record = cast_object(F.try_parse_json(text), level.fields())
     return raw_df.where(F.col(names.error).isNull()).select("*", record.alias(RECORD))
 
 
@@ -221,6 +224,9 @@ class _Stage:
 
     def add_value(self, column: ColumnSchema, source: Column, where: str) -> None:
         """A typed data column; a scalar's failure is checked later against references to both texts."""
+        if "accepts" in column:
+            self._add_inferred(column, source, where)
+            return
         if column["logical_type"] not in SCALAR_LOGICAL_TYPES:
             typed = type_value(source, column["logical_type"], where, column.get("variants"))
             self.values.append(typed.value.alias(column["name"]))
@@ -233,6 +239,20 @@ class _Stage:
         failed = cast_failed(F.col(text), F.col(column["name"]), column["logical_type"])
         if failed is not None:
             self.changes.append(nulled(where, failed))
+
+    def _add_inferred(self, column: ColumnSchema, source: Column, where: str) -> None:
+        """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
+        another kind goes to a variant column of the same path, with no change recorded."""
+        takes = value_kind(source).isin(*column["accepts"])
+        if column["logical_type"] == "json":
+            self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
+            return
+        self.add_value(_plain(column), F.when(takes, source.try_cast(T.StringType())), where)
+
+
+def _plain(column: ColumnSchema) -> ColumnSchema:
+    """The column without its inference markers: typed from text like a catalog column."""
+    return ColumnSchema(**{k: v for k, v in column.items() if k not in ("accepts", "variant_of")})
 
 
 def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str],
@@ -275,6 +295,7 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema, read
         stage.add_change(nulled(_joined(table, path), not_an_object))
     for column in table["columns"]:
         stage.add_value(column, reader.value_at(tuple(column["path"])), field_path(table, column))
+        _add_uncovered(stage, table, column, reader.value_at(tuple(column["path"])))
     kept_as_json = {tuple(column["path"]) for column in table["columns"]}
     for child in child_tables(schema, table["name"]):
         path = tuple(child["path"])
@@ -285,10 +306,21 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema, read
 def _element_values(stage: _Stage, table: TableSchema, element: Column) -> None:
     """The `value` (or `list`) column, read from the element VARIANT itself."""
     for column in table["columns"]:
-        scalar = column["logical_type"] in SCALAR_LOGICAL_TYPES
+        scalar = column["logical_type"] in SCALAR_LOGICAL_TYPES and "accepts" not in column
         stage.add_value(column, element.try_cast(T.StringType()) if scalar else element, field_path(table, column))
+        _add_uncovered(stage, table, column, element)
     if table["element"] == "array" and not table["columns"]:
         stage.add_change(nulled(".".join(table["json_path"]), _not_an_array(element)))
+
+
+def _add_uncovered(stage: _Stage, table: TableSchema, column: ColumnSchema, variant: Column) -> None:
+    """NULLED + change for a value no column of its path takes (a kind an evolved schema could not add)."""
+    if "accepts" not in column or "variant_of" in column:
+        return
+    covered = {kind for c in table["columns"] if c["name"] == column["name"] or c.get("variant_of") == column["name"]
+               for kind in c["accepts"]}
+    kind = value_kind(variant)
+    stage.add_change(nulled(field_path(table, column), kind.isNotNull() & ~kind.isin(*sorted(covered))))
 
 
 def _not_an_array(variant: Column) -> Column:

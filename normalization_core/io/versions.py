@@ -1,0 +1,86 @@
+"""The schema versions table (`_norm_versions`, SPEC §3, §5.3): one row per distinct schema of a stream.
+
+A row is added only when a stream's schema hash is new for it, so re-runs add nothing; two runs racing to
+add one version conflict in Delta, and the loser re-reads and finds it (or takes the next number).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import yaml
+from delta.tables import DeltaTable
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from normalization_core import columns as C
+from normalization_core.io.delta import MAX_ATTEMPTS, is_delta_table, read_table, with_conflict_retry
+from normalization_core.schema import StreamSchema, schema_document, schema_hash
+
+VERSIONS_SCHEMA = T.StructType([
+    T.StructField(C.VERSIONS_STREAM, T.StringType()),
+    T.StructField(C.VERSIONS_VERSION, T.LongType()),
+    T.StructField(C.VERSIONS_HASH, T.StringType()),
+    T.StructField(C.VERSIONS_SCHEMA, T.StringType()),
+    T.StructField(C.VERSIONS_INSERTED_AT, T.TimestampType()),
+])
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    stream: str
+    version: int
+    version_hash: str
+    schema: StreamSchema
+
+
+def schema_yaml(schema: StreamSchema) -> str:
+    return yaml.safe_dump(schema_document(schema), sort_keys=False, allow_unicode=True)
+
+
+def latest_versions(spark: SparkSession, path: str) -> dict[str, StoredVersion]:
+    """The newest stored schema of each stream (one small row per stream, read on the driver)."""
+    if not is_delta_table(spark, path):
+        return {}
+    table = read_table(spark, path)
+    newest = table.groupBy(C.VERSIONS_STREAM).agg(F.max(C.VERSIONS_VERSION).alias(C.VERSIONS_VERSION))
+    rows = table.join(newest, [C.VERSIONS_STREAM, C.VERSIONS_VERSION]).collect()  # one schema per stream
+    return {r[C.VERSIONS_STREAM]: StoredVersion(r[C.VERSIONS_STREAM], r[C.VERSIONS_VERSION], r[C.VERSIONS_HASH],
+                                                yaml.safe_load(r[C.VERSIONS_SCHEMA])) for r in rows}
+
+
+def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> StoredVersion:
+    """The stored version of `schema`, added as the stream's next version when its hash is new."""
+    stream, version_hash = schema["stream"], schema_hash(schema)
+
+    def attempt() -> tuple[StoredVersion, bool]:
+        known = _known_versions(spark, path, stream)
+        if version_hash in known:
+            return StoredVersion(stream, known[version_hash], version_hash, schema), False
+        version = max(known.values(), default=0) + 1
+        row = spark.createDataFrame(
+            [(stream, version, version_hash, schema_yaml(schema), datetime.now(timezone.utc))], VERSIONS_SCHEMA)
+        if not is_delta_table(spark, path):
+            row.write.format("delta").mode("append").save(path)  # commit 0 is put-if-absent: one creator wins
+        else:
+            same = (f"t.{C.VERSIONS_STREAM} = s.{C.VERSIONS_STREAM} AND (t.{C.VERSIONS_HASH} = s.{C.VERSIONS_HASH}"
+                    f" OR t.{C.VERSIONS_VERSION} = s.{C.VERSIONS_VERSION})")
+            DeltaTable.forPath(spark, path).alias("t").merge(row.alias("s"), same).whenNotMatchedInsertAll().execute()
+        return StoredVersion(stream, version, version_hash, schema), True
+
+    for _ in range(MAX_ATTEMPTS):
+        stored, inserted = with_conflict_retry(attempt)
+        if not inserted or _known_versions(spark, path, stream).get(version_hash) == stored.version:
+            return stored
+        # a racing run took this version number first: store the schema under the next one
+    raise RuntimeError(f"could not store a schema version of stream {stream!r} in {path}")
+
+
+def _known_versions(spark: SparkSession, path: str, stream: str) -> dict[str, int]:
+    """version_hash -> version of one stream (a few short rows: metadata)."""
+    if not is_delta_table(spark, path):
+        return {}
+    rows = (read_table(spark, path).where(F.col(C.VERSIONS_STREAM) == stream)
+            .select(C.VERSIONS_HASH, C.VERSIONS_VERSION).collect())
+    return {r[0]: r[1] for r in rows}

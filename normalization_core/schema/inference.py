@@ -1,0 +1,285 @@
+"""A stream's tables inferred from the (JSON path, value kind) pairs seen in its data (SPEC §5.2, §5.3).
+
+Pure Python: the pairs come from `transform.inference.observed_types`. The pairs are turned into the same
+node tree a catalog's JSON Schema gives, and laid out by the same code, so names, nesting and the
+nesting limit behave exactly as for catalog streams. The result depends only on the SET of pairs:
+a column's main type is chosen from its kinds by a fixed precedence, keys are sorted.
+
+Variant columns: a kind the main type does not accept gets a column `<column>__v_<family>` (dlt), where
+the family is the value's JSON type (`text` for every string, also an ISO timestamp). `evolve` keeps
+every name, table and type of the previous version and only adds.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from normalization_core.columns import system_names
+from normalization_core.naming import NamingConvention, get_convention
+from normalization_core.schema.from_json_schema import SUPPORTED_CONVENTIONS, _Layout
+from normalization_core.schema.json_schema_nodes import Arr, Json, Node, Obj, Scalar
+from normalization_core.schema.model import (
+    LOGICAL_DATA_TYPES,
+    ColumnSchema,
+    StreamSchema,
+    TableSchema,
+    find_table,
+)
+
+KEY_STEP = "k:"
+"""Prefix of a path step into an object key (`k:<key>`); `ARRAY_STEP` steps into array elements."""
+ARRAY_STEP = "[]"
+STRUCTURAL_KINDS = ("object", "array")
+MAIN_PRECEDENCE = ("double", "decimal", "bigint", "timestamp", "date", "bool", "text")
+"""The main type of a column is the first of these among its scalar kinds (bigint + double -> double)."""
+LOGICAL_OF_KIND = {"text": "string", "bool": "boolean", "bigint": "bigint", "double": "double",
+                   "decimal": "decimal", "timestamp": "timestamp", "date": "date", "json": "json"}
+KIND_OF_LOGICAL = {logical: kind for kind, logical in LOGICAL_OF_KIND.items()}
+_SCALARS = frozenset(MAIN_PRECEDENCE)
+ACCEPTS: dict[str, frozenset[str]] = {
+    "double": frozenset({"bigint", "double"}), "decimal": frozenset({"bigint", "decimal"}),
+    "bigint": frozenset({"bigint"}), "bool": frozenset({"bool"}), "timestamp": frozenset({"timestamp", "date"}),
+    "date": frozenset({"date"}), "text": _SCALARS, "json": _SCALARS | frozenset(STRUCTURAL_KINDS),
+}
+"""Value kinds a column of each type takes (dlt's coercions that cannot lose anything)."""
+FAMILY = {"text": "text", "timestamp": "text", "date": "text", "bigint": "bigint", "double": "double",
+          "decimal": "decimal", "bool": "bool", "object": "json", "array": "json"}
+"""Variant suffix of each value kind: its JSON type."""
+DEFAULT_DETECTIONS = ("iso_timestamp",)
+"""dlt's default: ISO timestamps are detected, bare ISO dates (`iso_date`) stay text."""
+Observed = Iterable[tuple[tuple[str, ...], str]]
+
+
+def infer_schema(stream: str, observed: Observed, convention: str = "native", max_identifier_length: int | None = None,
+                 max_table_nesting: int = 1000, detections: tuple[str, ...] = DEFAULT_DETECTIONS) -> StreamSchema:
+    """The first schema of a stream from the (path, kind) pairs of its data."""
+    return _build(stream, observed, convention, max_identifier_length, max_table_nesting, detections, None)
+
+
+def evolve(previous: StreamSchema, observed: Observed,
+           detections: tuple[str, ...] = DEFAULT_DETECTIONS) -> StreamSchema:
+    """`previous` plus the new columns, tables and variants the pairs need; nothing is renamed or retyped."""
+    return _build(previous["stream"], observed, previous["convention"], previous["max_identifier_length"],
+                  previous["max_table_nesting"], detections, previous)
+
+
+@dataclass
+class _Path:
+    """What is known at one JSON path: kinds seen, and the shape a previous version gave it."""
+
+    kinds: set[str] = field(default_factory=set)
+    keys: dict[str, _Path] = field(default_factory=dict)
+    items: _Path | None = None
+    pinned: str | None = None
+    """`column`, `json`, `object` or `array`: the previous version's shape, which never changes."""
+    main: str | None = None
+    variants: dict[str, str] = field(default_factory=dict)
+    """Pinned variant kind per family."""
+
+    def at(self, steps: Iterable[str]) -> _Path:
+        node = self
+        for step in steps:
+            if step == ARRAY_STEP:
+                node.items = node.items or _Path()
+                node = node.items
+            else:
+                node = node.keys.setdefault(step[len(KEY_STEP):], _Path())
+        return node
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """Main kind of a scalar column and its variants: (family, kind, accepted kinds)."""
+
+    main: str
+    variants: tuple[tuple[str, str, frozenset[str]], ...]
+
+
+def _build(stream: str, observed: Observed, convention: str, max_length: int | None, max_nesting: int,
+           detections: tuple[str, ...], previous: StreamSchema | None) -> StreamSchema:
+    if convention not in SUPPORTED_CONVENTIONS:
+        raise ValueError(f"convention {convention!r}: inference supports {SUPPORTED_CONVENTIONS}")
+    root = _previous_tree(previous) if previous is not None else _Path()
+    for steps, kind in sorted(set(observed)):
+        root.at(steps).kinds.add(kind)
+    specs = _Specs(detections)
+    record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
+    conv = get_convention(convention, max_length)
+    layout = _Layout(conv, system_names(convention), max_nesting, previous)
+    tables, collisions = layout.build(stream, record if isinstance(record, Obj) else Obj(()))
+    schema = StreamSchema(stream=stream, convention=convention, max_identifier_length=conv.max_identifier_length,
+                          max_table_nesting=max_nesting, tables=tables, collisions=collisions, inferred=True)
+    for table in tables:
+        table["columns"] = _with_variants(schema, table, specs, previous, conv)
+    return schema
+
+
+class _Specs(dict):
+    """Column specs by path steps, and the detections that decide which string kinds type a column."""
+
+    def __init__(self, detections: tuple[str, ...]) -> None:
+        super().__init__()
+        self.detections = detections
+
+    def type_of(self, kinds: Iterable[str]) -> str:
+        """The first type by precedence; an undetected string kind types as text (it still fits a timestamp)."""
+        detected = {self._detected(kind) for kind in kinds}
+        return next(k for k in MAIN_PRECEDENCE if k in detected)
+
+    def _detected(self, kind: str) -> str:
+        if (kind == "timestamp" and "iso_timestamp" not in self.detections
+                or kind == "date" and "iso_date" not in self.detections):
+            return "text"
+        return kind
+
+
+def _node(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+    if path.pinned == "json":
+        return Json("object")
+    if path.pinned == "column":
+        return _pinned_column(path, steps, specs)
+    if path.pinned == "object":
+        return Obj(tuple(_properties(path, steps, specs)))
+    if path.pinned == "array":
+        items = _node(path.items or _Path(), (*steps, ARRAY_STEP), specs)
+        return Arr(items) if items is not None else None
+    return _fresh(path, steps, specs)
+
+
+def _fresh(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+    structural = [k for k in STRUCTURAL_KINDS if k in path.kinds]
+    scalars = [k for k in MAIN_PRECEDENCE if k in path.kinds]
+    if len(structural) + bool(scalars) > 1:
+        return Json("object")  # an object here, an array or a scalar there: kept whole as JSON text
+    if structural == ["object"]:
+        return _fresh_object(path, steps, specs)
+    if structural == ["array"] and path.items is not None:
+        items = _node(path.items, (*steps, ARRAY_STEP), specs)
+        return Arr(items) if items is not None else None
+    if not scalars:
+        return None  # seen only as null, or only as an empty array: no column yet
+    main = specs.type_of(scalars)
+    variants = _new_variants(main, set(scalars), {}, specs)
+    specs[steps] = _Spec(main, tuple(variants))
+    return Scalar(LOGICAL_OF_KIND[main], main)
+
+
+def _fresh_object(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+    properties = tuple(_properties(path, steps, specs))
+    return Obj(properties) if properties or not steps else None
+
+
+def _properties(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Iterator[tuple[str, Node]]:
+    pinned = [key for key, sub in path.keys.items() if sub.pinned]
+    fresh = sorted(key for key, sub in path.keys.items() if not sub.pinned)
+    for key in [*pinned, *fresh]:
+        node = _node(path.keys[key], (*steps, KEY_STEP + key), specs)
+        if node is not None:
+            yield key, node
+
+
+def _pinned_column(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node:
+    main = path.main or "text"
+    seen = {k for k in path.kinds if k in _SCALARS} | ({"object"} if path.kinds & set(STRUCTURAL_KINDS) else set())
+    kept = [(family, kind, _variant_accepts(main, family, kind)) for family, kind in path.variants.items()]
+    specs[steps] = _Spec(main, tuple([*kept, *_new_variants(main, seen, path.variants, specs)]))
+    return Scalar(LOGICAL_OF_KIND[main], main)
+
+
+def _new_variants(main: str, kinds: set[str], existing: dict[str, str], specs: _Specs
+                  ) -> list[tuple[str, str, frozenset[str]]]:
+    """A variant per family of kinds the main type and the existing variants do not take."""
+    covered = set(ACCEPTS[main])
+    for family, kind in existing.items():
+        covered |= _variant_accepts(main, family, kind)
+    by_family: dict[str, set[str]] = {}
+    for kind in kinds - covered:
+        by_family.setdefault(FAMILY[kind], set()).add(kind)
+    variants = []
+    for family in sorted(set(by_family) - set(existing)):  # a family already taken stays NULLED + change
+        kinds_of_family = by_family[family]
+        kind = "json" if family == "json" else specs.type_of(kinds_of_family)
+        variants.append((family, kind, _variant_accepts(main, family, kind)))
+    return variants
+
+
+def _variant_accepts(main: str, family: str, kind: str) -> frozenset[str]:
+    return frozenset(k for k in ACCEPTS[kind] if FAMILY[k] == family) - ACCEPTS[main]
+
+
+def _previous_tree(previous: StreamSchema) -> _Path:
+    """The shapes and types `previous` gave each path, pinned so that evolution never changes them."""
+    root = _Path(pinned="object")
+    for table in previous["tables"]:
+        steps = table_steps(previous, table)
+        for i, step in enumerate(steps):
+            container = root.at(steps[:i])
+            container.pinned = "array" if step == ARRAY_STEP else (container.pinned or "object")
+        if table["element"] in ("record", "object"):
+            root.at(steps).pinned = "object"
+        for column in table["columns"]:
+            keys = tuple(KEY_STEP + key for key in column["path"])
+            for i in range(len(keys) - 1):
+                root.at((*steps, *keys[:i + 1])).pinned = "object"
+            _pin_column(root.at((*steps, *keys)), column)
+    return root
+
+
+def _pin_column(node: _Path, column: ColumnSchema) -> None:
+    kind = KIND_OF_LOGICAL.get(column["logical_type"], "json")
+    if "variant_of" in column:
+        node.variants[_family(column)] = kind
+    elif kind == "json" and "accepts" not in column:
+        node.pinned = "json"
+    else:
+        node.pinned, node.main = "column", kind
+
+
+def _family(variant: ColumnSchema) -> str:
+    """A variant column's family: the one all its accepted kinds belong to."""
+    return FAMILY[variant["accepts"][0]]
+
+
+def table_steps(schema: StreamSchema, table: TableSchema) -> tuple[str, ...]:
+    """Path steps from the record to the table's rows."""
+    if table["parent"] is None:
+        return ()
+    parent = table_steps(schema, find_table(schema, table["parent"]))
+    return (*parent, *(KEY_STEP + key for key in table["path"]), ARRAY_STEP)
+
+
+def _with_variants(schema: StreamSchema, table: TableSchema, specs: _Specs,
+                   previous: StreamSchema | None, conv: NamingConvention) -> list[ColumnSchema]:
+    """The table's columns, each main column followed by its variant columns."""
+    steps = table_steps(schema, table)
+    taken = {c["name"] for c in table["columns"]}
+    columns: list[ColumnSchema] = []
+    for column in table["columns"]:
+        spec = specs.get((*steps, *(KEY_STEP + key for key in column["path"])))
+        columns.append(column)
+        if spec is None:
+            continue
+        column["accepts"] = sorted(ACCEPTS[spec.main])
+        for family, kind, accepts in spec.variants:
+            name = _variant_name(column["name"], family, previous, table["name"], taken, conv)
+            taken.add(name)
+            logical = LOGICAL_OF_KIND[kind]
+            columns.append(ColumnSchema(name=name, path=list(column["path"]),
+                                        data_type=LOGICAL_DATA_TYPES[logical],
+                                        logical_type=logical, json_text=logical == "json", accepts=sorted(accepts),
+                                        variant_of=column["name"]))
+    return columns
+
+
+def _variant_name(main: str, family: str, previous: StreamSchema | None, table: str, taken: set[str],
+                  conv: NamingConvention) -> str:
+    if previous is not None and any(t["name"] == table for t in previous["tables"]):
+        for column in find_table(previous, table)["columns"]:
+            if column.get("variant_of") == main and _family(column) == family:
+                return column["name"]
+    name = conv.shorten(conv.make_path(main, f"v_{family}"))
+    if name not in taken:
+        return name
+    original = json.dumps([main, family])
+    return next(c for c in conv.collision_candidates(original, name, conv.normalize_path) if c not in taken)

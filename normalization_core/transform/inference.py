@@ -1,0 +1,63 @@
+"""The (JSON path, value kind) pairs of a stream's records, aggregated on the executors (SPEC §5.2).
+
+Level by level, from the record down: each value's kind is computed, objects explode into their keys and
+arrays into their elements. Only the distinct pairs of a level reach the driver (a few per column),
+so the records never leave the executors. The pure side (`schema.inference`) builds the schema.
+"""
+from __future__ import annotations
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from normalization_core.columns import SystemNames
+from normalization_core.schema.inference import ARRAY_STEP, KEY_STEP
+from normalization_core.transform.kinds import keep_big_integers, value_kind
+
+_PATH, _VALUE, _KIND = "#path", "#value", "#kind"
+_OBJECT = T.MapType(T.StringType(), T.VariantType())
+_ARRAY = T.ArrayType(T.VariantType())
+
+
+def parse_record_variants(raw_rows: DataFrame, names: SystemNames) -> DataFrame:
+    """The valid raw rows' records as one VARIANT column `#value`, big integers kept exact."""
+    return raw_rows.where(F.col(names.error).isNull()).select(
+        F.try_parse_json(keep_big_integers(F.col(names.data))).alias(_VALUE))
+
+
+def observed_types(raw_rows: DataFrame, names: SystemNames) -> set[tuple[tuple[str, ...], str]]:
+    """Distinct (path steps, kind) pairs of the records, down to their deepest value.
+
+    The nesting limit is applied by the layout, which must still see what lies below a limited array.
+    """
+    frontier = parse_record_variants(raw_rows, names).select(
+        F.array().cast(T.ArrayType(T.StringType())).alias(_PATH), F.col(_VALUE))
+    observed: set[tuple[tuple[str, ...], str]] = set()
+    previous: DataFrame | None = None
+    while True:
+        level = frontier.select(_PATH, _VALUE, value_kind(F.col(_VALUE)).alias(_KIND)).persist(
+            StorageLevel.MEMORY_AND_DISK)
+        # distinct (path, kind) pairs: a few per column, metadata rather than data
+        pairs = level.where(F.col(_KIND).isNotNull()).select(_PATH, _KIND).distinct().collect()
+        if previous is not None:
+            previous.unpersist()
+        previous = level
+        observed |= {(tuple(row[0]), row[1]) for row in pairs}
+        if not any(row[1] in ("object", "array") for row in pairs):
+            break
+        frontier = _children(level)
+    previous.unpersist()
+    return observed
+
+
+def _children(level: DataFrame) -> DataFrame:
+    """Each object's values under `k:<key>`, each array's elements under `[]`, one level down."""
+    entries = level.where(F.col(_KIND) == "object").select(
+        F.col(_PATH), F.explode(F.col(_VALUE).try_cast(_OBJECT)).alias("#key", _VALUE))
+    keys = entries.select(F.concat(F.col(_PATH), F.array(F.concat(F.lit(KEY_STEP), F.col("#key")))).alias(_PATH),
+                          F.col(_VALUE))
+    elements = level.where(F.col(_KIND) == "array").select(
+        F.concat(F.col(_PATH), F.array(F.lit(ARRAY_STEP))).alias(_PATH),
+        F.explode(F.col(_VALUE).try_cast(_ARRAY)).alias(_VALUE))
+    return keys.unionByName(elements)

@@ -1,0 +1,80 @@
+"""Inferred schema documents (SPEC §5.2, §5.3): from (path, kind) pairs, order-free, evolution only adds."""
+from __future__ import annotations
+
+import random
+
+from normalization_core.schema import schema_hash
+from normalization_core.schema.inference import evolve, infer_schema
+
+
+def steps(*keys: str) -> tuple[str, ...]:
+    return tuple(k if k == "[]" else f"k:{k}" for k in keys)
+
+
+def columns(schema, table: str | None = None) -> list[tuple[str, str]]:
+    t = next(t for t in schema["tables"] if t["name"] == (table or schema["stream"]))
+    return [(c["name"], c["data_type"]) for c in t["columns"]]
+
+
+FIRST = {((), "object"), (steps("id"), "bigint"), (steps("n"), "bigint"), (steps("o"), "object"),
+         (steps("o", "a"), "text"), (steps("items"), "array"), (steps("items", "[]"), "object"),
+         (steps("items", "[]", "q"), "bigint")}
+
+
+def test_the_same_set_in_any_order_gives_the_same_document():
+    pairs = sorted(FIRST | {(steps("id"), "text"), (steps("n"), "double")})
+    reference = infer_schema("s", pairs)
+    for seed in range(5):
+        shuffled = random.Random(seed).sample(pairs, len(pairs))
+        assert infer_schema("s", shuffled) == reference
+        assert schema_hash(infer_schema("s", shuffled)) == schema_hash(reference)
+    assert columns(reference) == [("id", "bigint"), ("id__v_text", "string"), ("n", "double"), ("o__a", "string")]
+
+
+def test_dates_are_text_unless_iso_date_detection_is_on():
+    pairs = {(steps("d"), "date"), (steps("t"), "timestamp")}
+    assert columns(infer_schema("s", pairs)) == [("d", "string"), ("t", "timestamp")]
+    assert columns(infer_schema("s", pairs, detections=("iso_timestamp", "iso_date"))) == [
+        ("d", "date"), ("t", "timestamp")]
+    assert columns(infer_schema("s", pairs, detections=())) == [("d", "string"), ("t", "string")]
+
+
+def test_evolution_adds_columns_and_tables_and_never_retypes_or_renames():
+    first = infer_schema("s", FIRST)
+    later = {(steps("id"), "double"), (steps("n"), "text"), (steps("new"), "bool"),
+             (steps("o", "b"), "timestamp"), (steps("items", "[]", "q"), "text"),
+             (steps("tags"), "array"), (steps("tags", "[]"), "text"), (steps("o"), "text")}
+    evolved = evolve(first, later)
+    assert columns(evolved) == [("id", "bigint"), ("id__v_double", "double"), ("n", "bigint"),
+                                ("n__v_text", "string"), ("o__a", "string"), ("o__b", "timestamp"),
+                                ("new", "boolean")]
+    assert columns(evolved, "s__items") == [("q", "bigint"), ("q__v_text", "string")]
+    assert columns(evolved, "s__tags") == [("value", "string")]
+    assert [t["name"] for t in evolved["tables"]] == ["s", "s__items", "s__tags"]
+    for table in first["tables"]:  # every earlier column is still there with its name and type
+        evolved_table = next(t for t in evolved["tables"] if t["name"] == table["name"])
+        assert all(c in evolved_table["columns"] for c in table["columns"])
+
+
+def test_evolving_with_nothing_new_changes_nothing():
+    first = infer_schema("s", FIRST | {(steps("id"), "text")})
+    assert evolve(first, FIRST) == first
+    assert evolve(first, set()) == first
+    assert schema_hash(evolve(evolve(first, {(steps("x"), "bigint")}), set())) == schema_hash(
+        evolve(first, {(steps("x"), "bigint")}))
+
+
+def test_a_previous_json_column_stays_json_and_a_previous_scalar_gets_a_json_variant():
+    first = infer_schema("s", {(steps("m"), "object"), (steps("m", "x"), "bigint"), (steps("m"), "text"),
+                               (steps("v"), "bigint")})
+    assert columns(first) == [("m", "string"), ("v", "bigint")]
+    evolved = evolve(first, {(steps("m"), "object"), (steps("m", "y"), "bigint"), (steps("v"), "object"),
+                             (steps("v", "z"), "bigint")})
+    assert columns(evolved) == [("m", "string"), ("v", "bigint"), ("v__v_json", "string")]
+
+
+def test_dlt_convention_and_name_shortening_apply_to_variant_columns():
+    schema = infer_schema("Things", {(steps("someId"), "bigint"), (steps("someId"), "text")}, convention="dlt",
+                          max_identifier_length=10)
+    names = [name for name, _ in columns(schema, schema["tables"][0]["name"])]
+    assert names[0] == "some_id" and len(names) == 2 and all(len(n) <= 10 for n in names)
