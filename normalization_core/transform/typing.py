@@ -34,6 +34,7 @@ _DATE_ONLY = _ISO_DATE + r"\s*$"
 _HAS_ZONE = r"(?i)\d:\d{2}(:\d{2}([.,]\d*)?)?\s*(z|[+-]\d{1,2}(:?\d{2}){0,2}|[a-z][a-z0-9/_+:.-]*)\s*$"
 """A time of day followed by `Z`, an offset or a zone name."""
 _TIME_START = r"^\s*\d{1,2}:\d{2}"
+_NUMBER = r"^\s*[+-]?(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$"
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,22 @@ def is_present(variant: Column) -> Column:
     return variant.isNotNull() & ~F.is_variant_null(variant)
 
 
+def is_integral_number(text: Column) -> Column:
+    """Number text whose value has no fraction: `12`, `12.0`, `1e3`, `1.5E3` (JSON Schema's integer is any
+    number with a zero fraction; a double such as 1e18 reaches us as `1.0E18`)."""
+    fraction = F.regexp_replace(F.regexp_extract(text, _NUMBER, 2), "0+$", "")
+    exponent = F.coalesce(F.regexp_extract(text, _NUMBER, 3).try_cast(T.IntegerType()), F.lit(0))
+    return text.rlike(_NUMBER) & (F.length(fraction) <= exponent)
+
+
 def to_bigint(text: Column) -> Column:
-    return text.try_cast(T.LongType())
+    exact = F.when(is_integral_number(text), F.trim(text).try_cast(T.DecimalType(38, 0)))
+    return F.coalesce(text.try_cast(T.LongType()), exact.try_cast(T.LongType()))
 
 
 def to_big_integer(text: Column) -> Column:
     """`decimal(38,0)` from integer text only (a cast would round `1.5` silently)."""
-    return F.when(text.rlike(r"^\s*[+-]?\d+\s*$"), F.trim(text).try_cast(T.DecimalType(38, 0)))
+    return F.when(is_integral_number(text), F.trim(text).try_cast(T.DecimalType(38, 0)))
 
 
 def to_double(text: Column) -> Column:
