@@ -1,4 +1,4 @@
-"""`lakenorm normalize | tables` (SPEC §9): errors are one line on stderr and a non-zero exit."""
+"""`lakenorm normalize | tables | rebuild` (SPEC §9): errors are one line on stderr and a non-zero exit."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,7 @@ from normalization_core.errors import LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.spark import build_spark_session
 from normalization_core.pipeline import LoadResult, normalize_load, pending_packages
+from normalization_core.rebuild import rebuild_stream
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -24,6 +25,10 @@ def add_core_commands(sub: argparse._SubParsersAction) -> None:
     tables = sub.add_parser("tables", help="list the tables with their row counts")
     tables.add_argument("--source", help="only this source")
     tables.set_defaults(run=cmd_tables)
+    rebuild = sub.add_parser("rebuild", help="rebuild a stream's typed, history, current and child tables from raw")
+    rebuild.add_argument("--source", required=True, help="the stream's source")
+    rebuild.add_argument("--stream", required=True, help="the stream to rebuild")
+    rebuild.set_defaults(run=cmd_rebuild)
 
 
 def build_parser(extend: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
@@ -97,6 +102,14 @@ def cmd_tables(args: argparse.Namespace) -> int:
             path = config.table_path(source.name, table)
             if is_delta_table(spark, path):
                 print(f"{source.name}.{table:<50} {read_table(spark, path).count():>12} rows")
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    spark = build_spark_session(config.spark)
+    for table, rows in rebuild_stream(spark, config, args.source, args.stream).items():
+        print(f"{args.source}.{table:<50} {rows:>12} rows (rebuilt)")
     return 0
 
 

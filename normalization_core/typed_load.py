@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.dedup_load import write_dedup_tables
 from normalization_core.io.delta import last_commit_rows, replace_all, replace_load, run_concurrently
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.transform.nesting import parse_records, typed_tables
@@ -60,9 +61,11 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
                        plan: StreamPlan, raw_rows: DataFrame, load_id: str, newest: bool) -> dict[str, int]:
     """Write the stream's typed tables for one load; returns rows written per table.
 
-    `append` (and, until dedup lands, `append_dedup`) replaces this load's rows; `overwrite`
-    replaces the whole table, and only when this load is the newest one of the stream.
+    `append` replaces this load's rows; `overwrite` replaces the whole table, and only when this load
+    is the newest one of the stream; `append_dedup` merges the load into history and current tables.
     """
+    if plan.settings.destination_sync_mode == "append_dedup":
+        return write_dedup_tables(spark, config, source, names, plan, raw_rows, load_id)
     if plan.settings.destination_sync_mode == "overwrite" and not newest:
         return {}
     parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
