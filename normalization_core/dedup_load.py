@@ -64,7 +64,9 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
         keys = incoming.select(*cols.keys).distinct()
 
         def history_source() -> DataFrame:
-            existing = touched(read_table(spark, history_path), keys, cols) if is_delta_table(spark, history_path) else None
+            if not is_delta_table(spark, history_path):
+                return history_changes(incoming, None, names, cols, root, load_id)
+            existing = touched(read_table(spark, history_path), keys, cols)
             return history_changes(incoming, existing, names, cols, root, load_id)
 
         def current_source() -> DataFrame:

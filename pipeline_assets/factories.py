@@ -41,7 +41,8 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
     (on their parent)."""
     specs = {}
     for stream, plan in plans.items():
-        history = _history_spec(source, plan, raw[stream]) if plan.settings.destination_sync_mode == "append_dedup" else None
+        dedup = plan.settings.destination_sync_mode == "append_dedup"
+        history = _history_spec(source, plan, raw[stream]) if dedup else None
         if history is not None:
             specs[(stream, history.key.path[-1])] = history
         for table in plan.schema["tables"]:
