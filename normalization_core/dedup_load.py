@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import (
+    MERGED_TABLE_PROPERTIES,
     is_delta_table,
     last_commit_changed_rows,
     merge_by_key,
@@ -95,13 +96,13 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
     parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)])
+        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], MERGED_TABLE_PROPERTIES)
         history = read_table(spark, paths[names.history_table(root)])
         current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
-        writes = [partial(replace_all, current, paths[root])]
+        writes = [partial(replace_all, current, paths[root], MERGED_TABLE_PROPERTIES)]
         versioned = _with_version(parsed, history, names, root)
-        writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, _VERSION), paths[c])
-                   for c in children]
+        writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, _VERSION), paths[c],
+                           MERGED_TABLE_PROPERTIES) for c in children]
         run_concurrently(writes)
     finally:
         parsed.unpersist()

@@ -13,6 +13,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 T = TypeVar("T")
+MERGED_TABLE_PROPERTIES = {"delta.enableDeletionVectors": "true"}
+"""Tables updated by MERGE: a MERGE that touches a few rows of many files marks them deleted instead of
+rewriting those files."""
 MAX_ATTEMPTS = 8
 _RACE_MARKERS = ("DELTA_CONCURRENT", "DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED",
                  "ConcurrentAppendException", "ProtocolChangedException", "FileAlreadyExistsException")
@@ -70,9 +73,11 @@ def run_concurrently(writes: Sequence[Callable[[], None]], max_workers: int = 4)
             future.result()
 
 
-def replace_all(df: DataFrame, path: str) -> None:
-    """Replace the whole table with `df` in one commit (the `overwrite` disposition)."""
-    with_conflict_retry(lambda: df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path))
+def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = None) -> None:
+    """Replace the whole table with `df` in one commit (the `overwrite` disposition); `properties`:
+    table properties (`delta.*`) for a new table."""
+    with_conflict_retry(lambda: df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+                        .options(**(properties or {})).save(path))
 
 
 def last_commit_rows(spark: SparkSession, path: str) -> int:
@@ -95,7 +100,7 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
         columns = [c for c in rows.columns if c != delete_flag]
         if not is_delta_table(spark, path):
             empty = spark.createDataFrame([], rows.select(*columns).schema)
-            empty.write.format("delta").mode("ignore").save(path)
+            empty.write.format("delta").mode("ignore").options(**MERGED_TABLE_PROPERTIES).save(path)
         values = {f"`{c}`": f"s.`{c}`" for c in columns}
         flag = f"s.`{delete_flag}`"
         (DeltaTable.forPath(spark, path).alias("t")
