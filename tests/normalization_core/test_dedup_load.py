@@ -103,7 +103,7 @@ VERSION = st.fixed_dictionaries({"id": st.integers(1, 3), "seq": st.one_of(st.no
                                  "v": st.sampled_from(["a", "b"])})
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_and_of_a_rebuild(
         spark, tmp_path_factory, load_case, data):
