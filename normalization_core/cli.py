@@ -1,4 +1,4 @@
-"""`lakenorm normalize | tables | schema` (SPEC §9): errors are one line on stderr and a non-zero exit."""
+"""`lakenorm normalize | tables | schema | rebuild` (SPEC §9): errors are one line on stderr and a non-zero exit."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +17,7 @@ from normalization_core.io.versions import latest_versions
 from normalization_core.pipeline import LoadResult, normalize_load, pending_packages
 from normalization_core.schema import schema_document
 from normalization_core.typed_load import stream_plans, versions_path
+from normalization_core.rebuild import rebuild_stream
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -33,6 +34,10 @@ def add_core_commands(sub: argparse._SubParsersAction) -> None:
     schema.add_argument("--source", help="only this source")
     schema.add_argument("--stream", help="only this stream")
     schema.set_defaults(run=cmd_schema)
+    rebuild = sub.add_parser("rebuild", help="rebuild a stream's typed, history, current and child tables from raw")
+    rebuild.add_argument("--source", required=True, help="the stream's source")
+    rebuild.add_argument("--stream", required=True, help="the stream to rebuild")
+    rebuild.set_defaults(run=cmd_rebuild)
 
 
 def build_parser(extend: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
@@ -126,6 +131,14 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.stream and not documents:
         raise LakenormError(f"stream {args.stream!r} has no schema yet: normalize a load of it first")
     print(yaml.safe_dump_all(documents, sort_keys=False, allow_unicode=True), end="")
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    spark = build_spark_session(config.spark)
+    for table, rows in rebuild_stream(spark, config, args.source, args.stream).items():
+        print(f"{args.source}.{table:<50} {rows:>12} rows (rebuilt)")
     return 0
 
 

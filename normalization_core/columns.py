@@ -75,6 +75,10 @@ class SystemNames:
         """Row key column of a typed table (Airbyte names it after the table)."""
         return f"_airbyte_{table}_hashid" if self.prefix == "_airbyte" else f"{self.prefix}_id"
 
+    def history_table(self, table: str) -> str:
+        """SCD history table of an `append_dedup` stream's root table (the suffix is never shortened)."""
+        return f"{table}_scd"
+
     def parent_id(self, parent_table: str) -> str:
         """Parent row key column of a child table."""
         return self.parent_id_template.format(parent=parent_table)
@@ -138,3 +142,8 @@ VERSIONS_HASH = "version_hash"
 VERSIONS_SCHEMA = "schema"
 """The stream's schema document as YAML."""
 VERSIONS_INSERTED_AT = "inserted_at"
+
+# Airbyte CDC columns of a record (source columns, the same under every convention; SPEC §6).
+CDC_UPDATED_AT = "_ab_cdc_updated_at"
+CDC_LOG_POS = "_ab_cdc_log_pos"
+CDC_DELETED_AT = "_ab_cdc_deleted_at"

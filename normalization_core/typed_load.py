@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.dedup_load import write_dedup_tables
 from normalization_core.io.delta import last_commit_rows, replace_all, replace_load, run_concurrently
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, record_version
@@ -110,9 +111,11 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
 
     `nulled`, when given, receives each written table's NULLED counts, observed during the write.
 
-    `append` (and, until dedup lands, `append_dedup`) replaces this load's rows; `overwrite`
-    replaces the whole table, and only when this load is the newest one of the stream.
+    `append` replaces this load's rows; `overwrite` replaces the whole table, and only when this load
+    is the newest one of the stream; `append_dedup` merges the load into history and current tables.
     """
+    if plan.settings.destination_sync_mode == "append_dedup":
+        return write_dedup_tables(spark, config, source, names, plan, raw_rows, load_id)
     if plan.settings.destination_sync_mode == "overwrite" and not newest:
         return {}
     parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)

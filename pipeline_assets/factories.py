@@ -41,12 +41,20 @@ def raw_asset_specs(config: LakenormConfig, source: SourceConfig, streams: list[
 
 def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: dict[str, dg.AssetSpec]
                       ) -> dict[tuple[str, str], dg.AssetSpec]:
-    """Per stream its typed root (depending on raw) and each child table (depending on its parent)."""
+    """Per stream its typed root (depending on raw) and each child table (depending on its parent);
+    `append_dedup`: history (on raw), current and the root's child tables (on history), deeper children
+    (on their parent)."""
     specs = {}
     for stream, plan in plans.items():
+        dedup = plan.settings.destination_sync_mode == "append_dedup"
+        history = _history_spec(source, plan, raw[stream]) if dedup else None
+        if history is not None:
+            specs[(stream, history.key.path[-1])] = history
         for table in plan.schema["tables"]:
             parent = table.get("parent")
             upstream = raw[stream].key if parent is None else dg.AssetKey([source.name, parent])
+            if history is not None and parent in (None, plan.tables[0]):
+                upstream = history.key
             columns = dg.TableSchema(columns=[dg.TableColumn(c["name"], c["data_type"]) for c in table["columns"]])
             specs[(stream, table["name"])] = dg.AssetSpec(
                 [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
@@ -55,6 +63,18 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
                           "stream": stream, "write_disposition": plan.settings.destination_sync_mode},
             )
     return specs
+
+
+def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> dg.AssetSpec:
+    root = plan.schema["tables"][0]
+    table = system_names(source.convention).history_table(root["name"])
+    columns = dg.TableSchema(columns=[dg.TableColumn(c["name"], c["data_type"]) for c in root["columns"]])
+    return dg.AssetSpec(
+        [source.name, table], deps=[raw.key], skippable=True, group_name=source.name, kinds={"spark", "delta"},
+        description=f"SCD type 2 history of stream {plan.settings.name!r}: every distinct version of each key.",
+        metadata={"dagster/table_name": f"{source.name}.{table}", "dagster/column_schema": columns,
+                  "stream": plan.settings.name, "write_disposition": "append_dedup"},
+    )
 
 
 def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:

@@ -13,6 +13,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 T = TypeVar("T")
+MERGED_TABLE_PROPERTIES = {"delta.enableDeletionVectors": "true"}
+"""Tables updated by MERGE: a MERGE that touches a few rows of many files marks them deleted instead of
+rewriting those files."""
 MAX_ATTEMPTS = 8
 _RACE_MARKERS = ("DELTA_CONCURRENT", "DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED",
                  "ConcurrentAppendException", "ProtocolChangedException", "FileAlreadyExistsException")
@@ -70,13 +73,51 @@ def run_concurrently(writes: Sequence[Callable[[], None]], max_workers: int = 4)
             future.result()
 
 
-def replace_all(df: DataFrame, path: str) -> None:
-    """Replace the whole table with `df` in one commit (the `overwrite` disposition)."""
-    with_conflict_retry(lambda: df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path))
+def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = None) -> None:
+    """Replace the whole table with `df` in one commit (the `overwrite` disposition); `properties`:
+    table properties (`delta.*`) for a new table."""
+    with_conflict_retry(lambda: df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+                        .options(**(properties or {})).save(path))
 
 
 def last_commit_rows(spark: SparkSession, path: str) -> int:
     """Rows the newest commit of the table wrote (Delta's commit metrics: metadata, not data)."""
     history = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").first()
     metrics = (history[0] or {}) if history else {}
+    return int(metrics.get("numOutputRows", 0))
+
+
+def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
+                 delete_flag: str) -> None:
+    """Upsert `source()` rows into the table at `path` by the `on` columns (NULL-safe), deleting the
+    target rows matched by a source row whose `delete_flag` is true: one MERGE, one commit.
+
+    `source` is called again on every attempt, so a retry after a concurrent commit reads fresh data.
+    New source columns are added to the table.
+    """
+    def attempt() -> None:
+        rows = source()
+        columns = [c for c in rows.columns if c != delete_flag]
+        if not is_delta_table(spark, path):
+            empty = spark.createDataFrame([], rows.select(*columns).schema)
+            empty.write.format("delta").mode("ignore").options(**MERGED_TABLE_PROPERTIES).save(path)
+        values = {f"`{c}`": f"s.`{c}`" for c in columns}
+        flag = f"s.`{delete_flag}`"
+        (DeltaTable.forPath(spark, path).alias("t")
+         .merge(rows.alias("s"), " AND ".join(f"t.`{c}` <=> s.`{c}`" for c in on))
+         .withSchemaEvolution()
+         .whenMatchedDelete(condition=flag)
+         .whenMatchedUpdate(set=values)
+         .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)
+         .execute())
+    with_conflict_retry(attempt)
+
+
+def last_commit_changed_rows(spark: SparkSession, path: str) -> int:
+    """Rows the newest commit inserted, updated or deleted (MERGE metrics; other commits: rows written)."""
+    history = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").first()
+    metrics = (history[0] or {}) if history else {}
+    merged = ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
+    if any(m in metrics for m in merged):
+        return sum(int(metrics.get(m, 0)) for m in merged)
     return int(metrics.get("numOutputRows", 0))

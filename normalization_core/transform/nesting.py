@@ -8,7 +8,7 @@ way down from the same parsed DataFrame.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
@@ -127,29 +127,36 @@ def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSc
 
 
 def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,
-               normalized_at: Column | None = None) -> DataFrame:
-    """The root table: typed data columns, then raw id, extracted at, load ID, row key, meta, normalized at."""
+               normalized_at: Column | None = None, carry: Sequence[str] = ()) -> DataFrame:
+    """The root table: typed data columns, then raw id, extracted at, load ID, row key, meta, normalized at
+    (and the `carry` columns of `parsed`, unchanged, last)."""
     root = root_table(stream_schema)
     if table is not None and table != root["name"]:
         raise ValueError(f"{table!r} is not the root table of stream {stream_schema['stream']!r}")
     keep = [names.raw_id, names.extracted_at, names.load_id]
-    rows = parsed.select(*keep, F.col(RECORD).alias(_ROW))
+    rows = parsed.select(*keep, *carry, F.col(RECORD).alias(_ROW))
     unreadable = nulled(RECORD_FIELD, F.col(_ROW).isNull(), RECORD_UNREADABLE)
-    typed = _type_rows(rows, stream_schema, root, keep, [unreadable])
+    typed = _type_rows(rows, stream_schema, root, [*keep, *carry], [unreadable])
     return typed.select(
         *_data_names(root), *keep,
         row_key(F.col(names.raw_id)).alias(names.row_id(root["name"])),
         F.col(_META).alias(names.meta),
         (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at),
+        *carry,
     )
 
 
-def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str) -> DataFrame:
-    """A nested table at any depth: data columns, load ID, row key, parent key, list index, root key, meta."""
+def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str,
+                root_key: str | None = None) -> DataFrame:
+    """A nested table at any depth: data columns, load ID, row key, parent key, list index, root key, meta.
+
+    `root_key`: a column of `parsed` holding the root row's key (default: the key derived from the raw id).
+    """
     chain = lineage(stream_schema, table)
     if len(chain) < 2:
         raise ValueError(f"{table!r} is the root table of stream {stream_schema['stream']!r}, not a child")
-    rows = parsed.select(F.col(names.load_id), row_key(F.col(names.raw_id)).alias(_ROOT), F.col(RECORD).alias(_ROW))
+    root = F.col(root_key) if root_key else row_key(F.col(names.raw_id))
+    rows = parsed.select(F.col(names.load_id), root.alias(_ROOT), F.col(RECORD).alias(_ROW))
     rows = rows.withColumn(_KEY, F.col(_ROOT))
     for parent, child in zip(chain, chain[1:]):
         rows = _explode(rows, stream_schema, parent, child, names)

@@ -36,15 +36,18 @@ def test_definitions_model_each_stream_as_a_partitioned_raw_asset(shop):
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {f"shop/_norm_raw_{s}" for s in STREAMS} | {f"shop/{s}" for s in STREAMS} | {
-        "shop/orders__line_items", "shop/orders__line_items__discounts", "shop/orders__tags"}
+        "shop/orders__line_items", "shop/orders__line_items__discounts", "shop/orders__tags",
+        "shop/orders_scd", "shop/customers_scd"}
 
     def parents(key: str) -> set[str]:
         return {k.to_user_string() for k in graph.get(dg.AssetKey(key.split("/"))).parent_keys}
 
-    assert parents("shop/orders") == {"shop/_norm_raw_orders"}
-    assert parents("shop/orders__line_items") == {"shop/orders"}
+    assert parents("shop/events") == {"shop/_norm_raw_events"}
+    assert parents("shop/orders_scd") == {"shop/_norm_raw_orders"}  # append_dedup: raw -> history -> current
+    assert parents("shop/orders") == {"shop/orders_scd"}
+    assert parents("shop/orders__line_items") == {"shop/orders_scd"}
     assert parents("shop/orders__line_items__discounts") == {"shop/orders__line_items"}
-    assert parents("shop/orders__tags") == {"shop/orders"}
+    assert parents("shop/orders__tags") == {"shop/orders_scd"}
     job = defs.resolve_job_def(source_job_name(config.source("shop")))
     assert job.partitions_def.name == "shop_load_ids"
     assert defs.resolve_sensor_def("shop_landing_sensor").default_status == dg.DefaultSensorStatus.RUNNING
@@ -86,7 +89,8 @@ def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
             mats = {m.asset_key.path[-1]: m.metadata for m in result.asset_materializations_for_node("shop_normalize_loads")}
             assert mats["_norm_raw_orders"]["dagster/partition_row_count"].value == 7
             assert mats["_norm_raw_events"]["rejected_lines"].value == 0
-            assert mats["orders"]["dagster/partition_row_count"].value == 7
+            assert mats["events"]["dagster/partition_row_count"].value == 4
+            assert mats["orders_scd"]["rows_written"].value >= 7  # 7 new versions, older ones closed
             assert mats["orders__line_items"]["rows_written"].value >= 7  # every sample order has items
         status = instance.get_status_by_partition(dg.AssetKey(["shop", "_norm_raw_orders"]), ids,
                                                   assets.partitions_def)

@@ -1,0 +1,108 @@
+"""Benchmark: applying one update package to an `append_dedup` stream costs O(k + history of touched keys).
+
+In one Spark session, for each history size it builds the stream's history and current tables with Spark
+ranges (no files: `--versions` versions per key, as one rebuild), then applies the same package of
+`--updates` new versions (keys spread over the smallest key space) with the incremental MERGE path, and
+prints the update times and their ratio. A ratio near 1 means the cost does not grow with the table.
+
+    .venv/bin/python bench/bench_scd.py --keys 100000 1000000 --updates 10000 --out bench/out/scd
+    .venv/bin/python bench/bench_scd.py --keys 1000 10000 --updates 100      # toy size, a minute
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from normalization_core.catalog import parse_catalog
+from normalization_core.columns import NATIVE as N
+from normalization_core.config import LakenormConfig, parse_config
+from normalization_core.dedup_load import scd_history, write_dedup_tables
+from normalization_core.io.delta import MERGED_TABLE_PROPERTIES, read_table, replace_all
+from normalization_core.io.spark import build_spark_session
+from normalization_core.schema import schema_from_json_schema
+from normalization_core.transform import raw as R
+from normalization_core.transform.nesting import parse_records
+from normalization_core.transform.scd import current_columns
+from normalization_core.typed_load import StreamPlan
+
+STREAM = "accounts"
+SCHEMA = {"type": "object", "properties": {
+    "id": {"type": "integer"}, "seq": {"type": "integer"},
+    "name": {"type": ["null", "string"]}, "balance": {"type": ["null", "number"]}}}
+CATALOG = {"streams": [{"stream": {"name": STREAM, "json_schema": SCHEMA}, "sync_mode": "incremental",
+                        "destination_sync_mode": "append_dedup", "primary_key": [["id"]], "cursor_field": ["seq"]}]}
+
+
+def plan() -> StreamPlan:
+    settings = parse_catalog(CATALOG)[STREAM]
+    return StreamPlan(settings, schema_from_json_schema(STREAM, SCHEMA, convention="native",
+                                                        max_identifier_length=255, max_table_nesting=1000))
+
+
+def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: str, step: int = 1) -> DataFrame:
+    """`rows` raw records: row i is key (i * step) % keys + 1 with cursor seq_base + i // keys."""
+    ids = spark.range(rows)
+    record = F.to_json(F.struct(((F.col("id") * step) % keys + 1).alias("id"),
+                                (F.lit(seq_base) + F.col("id") / keys).cast("long").alias("seq"),
+                                F.concat(F.lit("name-"), F.col("id").cast("string")).alias("name"),
+                                (F.col("id") % 1000 / 10).alias("balance")))
+    file, line = F.lit(f"{STREAM}/part-00000.jsonl"), F.col("id") + 1
+    return ids.select(
+        R.raw_id(F.lit(load_id), file, line).alias(N.raw_id), F.lit(load_id).alias(N.load_id),
+        F.lit("2024-01-01 00:00:00").cast("timestamp").alias(N.extracted_at), record.alias(N.data),
+        file.alias(N.file), line.alias(N.line), F.lit(None).cast("string").alias(N.error))
+
+
+def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int) -> None:
+    p = plan()
+    history = scd_history(parse_records(raw_rows(spark, keys * versions, keys, 0, "history"), N, p.schema), N, p)
+    replace_all(history, config.table_path("bench", f"{STREAM}_scd"), MERGED_TABLE_PROPERTIES)
+    written = read_table(spark, config.table_path("bench", f"{STREAM}_scd"))
+    replace_all(written.where(N.is_current).select(*current_columns(N, written.columns)),
+                config.table_path("bench", STREAM), MERGED_TABLE_PROPERTIES)
+
+
+def apply_update(spark: SparkSession, config: LakenormConfig, keys: int, updates: int, smallest: int) -> float:
+    p = plan()
+    package = raw_rows(spark, updates, keys, 1_000_000, "update", step=max(1, smallest // updates))
+    started = time.monotonic()
+    write_dedup_tables(spark, config, config.source("bench"), N, p, package, "update")
+    return time.monotonic() - started
+
+
+def run(spark: SparkSession, out: Path, keys: int, versions: int, updates: int, smallest: int) -> float:
+    root = out / f"keys-{keys}"
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "landing").mkdir(parents=True)
+    (root / "catalog.json").write_text(json.dumps(CATALOG))
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "bench", "landing": "landing", "catalog": "catalog.json"}]}, base_dir=root)
+    started = time.monotonic()
+    build_history(spark, config, keys, versions)
+    print(f"| {keys} keys | history of {keys * versions} rows built in {time.monotonic() - started:.1f} s |")
+    seconds = apply_update(spark, config, keys, updates, smallest)
+    print(f"| {keys} keys | update of {updates} records applied in {seconds:.1f} s |")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--versions", type=int, default=2, help="versions per key in the history")
+    parser.add_argument("--updates", type=int, default=10_000)
+    parser.add_argument("--out", type=Path, default=Path("bench/out/scd"))
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    spark = build_spark_session({"master": args.master, "spark.ui.enabled": "false"}, app_name="bench-scd")
+    times = [run(spark, args.out, k, args.versions, args.updates, min(args.keys)) for k in args.keys]
+    print(f"ratio of update times (largest / smallest history): {times[-1] / times[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""History (`<stream>_scd`), current (`<stream>`) and child tables of an `append_dedup` stream (SPEC §6, §7).
+
+Per load: the load's versions, plus the history rows of only the keys it touches, are recomputed and applied
+with one MERGE per table. A rebuild runs the same transforms over the whole raw table.
+"""
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from normalization_core.columns import SystemNames
+from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.io.delta import (
+    MERGED_TABLE_PROPERTIES,
+    is_delta_table,
+    last_commit_changed_rows,
+    merge_by_key,
+    read_table,
+    replace_all,
+    run_concurrently,
+)
+from normalization_core.schema import StreamSchema
+from normalization_core.schema.model import root_table
+from normalization_core.transform.nesting import child_table, parse_records, typed_root
+from normalization_core.transform.scd import (
+    DELETE,
+    RECORD_HASH,
+    ScdColumns,
+    current_changes,
+    current_columns,
+    history_changes,
+    history_rows,
+    record_hash,
+    scd_columns,
+    touched,
+    with_version_keys,
+)
+
+if TYPE_CHECKING:
+    from normalization_core.typed_load import StreamPlan
+
+_VERSION = "#version"
+
+
+def dedup_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
+    """History first, then current, then the child tables (parents before children)."""
+    root, *children = plan.tables
+    return [names.history_table(root), root, *children]
+
+
+def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
+                       plan: StreamPlan, raw_rows: DataFrame, load_id: str) -> dict[str, int]:
+    """Apply one load to the stream's history, current and child tables; returns rows changed per table."""
+    cols = scd_columns(plan.settings, root_table(plan.schema))
+    root, *children = plan.tables
+    paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
+    history_path = paths[names.history_table(root)]
+    parsed = _with_record_hash(parse_records(raw_rows, names, plan.schema), names).persist(StorageLevel.MEMORY_AND_DISK)
+    incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        keys = incoming.select(*cols.keys).distinct()
+
+        def history_source() -> DataFrame:
+            if not is_delta_table(spark, history_path):
+                return history_changes(incoming, None, names, cols, root, load_id)
+            existing = touched(read_table(spark, history_path), keys, cols)
+            return history_changes(incoming, existing, names, cols, root, load_id)
+
+        def current_source() -> DataFrame:
+            return current_changes(touched(read_table(spark, history_path), keys, cols), keys, names, cols)
+
+        def children_source(child: str) -> DataFrame:
+            history = read_table(spark, history_path).where(F.col(names.load_id) == F.lit(load_id))
+            rows = child_table(_with_version(parsed, history, names, root), names, plan.schema, child, _VERSION)
+            return rows.withColumn(DELETE, F.lit(False))
+
+        merge_by_key(spark, history_path, history_source, [names.row_id(root)], DELETE)
+        writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE)]
+        writes += [partial(merge_by_key, spark, paths[c], partial(children_source, c), [names.row_id(c)], DELETE)
+                   for c in children]
+        run_concurrently(writes)
+    finally:
+        incoming.unpersist()
+        parsed.unpersist()
+    return {t: last_commit_changed_rows(spark, p) for t, p in paths.items()}
+
+
+def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
+                         plan: StreamPlan, raw_rows: DataFrame) -> dict[str, int]:
+    """Replace the stream's history, current and child tables with those of all of `raw_rows` at once."""
+    root, *children = plan.tables
+    paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
+    parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], MERGED_TABLE_PROPERTIES)
+        history = read_table(spark, paths[names.history_table(root)])
+        current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
+        writes = [partial(replace_all, current, paths[root], MERGED_TABLE_PROPERTIES)]
+        versioned = _with_version(parsed, history, names, root)
+        writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, _VERSION), paths[c],
+                           MERGED_TABLE_PROPERTIES) for c in children]
+        run_concurrently(writes)
+    finally:
+        parsed.unpersist()
+    return {t: read_table(spark, p).count() for t, p in paths.items()}
+
+
+def scd_history(parsed: DataFrame, names: SystemNames, plan: StreamPlan) -> DataFrame:
+    """The history of every key in `parsed` (from `parse_records`), computed at once."""
+    cols = scd_columns(plan.settings, root_table(plan.schema))
+    versions = _versions(_with_record_hash(parsed, names), names, plan.schema, cols)
+    return history_rows(versions, names, cols, plan.tables[0])
+
+
+def _with_record_hash(parsed: DataFrame, names: SystemNames) -> DataFrame:
+    return parsed.withColumn(RECORD_HASH, record_hash(F.col(names.data)))
+
+
+def _versions(parsed: DataFrame, names: SystemNames, schema: StreamSchema, cols: ScdColumns) -> DataFrame:
+    """Typed root rows as versions: row key = version key, plus unique key, file and line."""
+    typed = typed_root(parsed, names, schema, normalized_at=F.current_timestamp(),
+                       carry=[RECORD_HASH, names.file, names.line])
+    return with_version_keys(typed, names, cols, root_table(schema)["name"])
+
+
+def _with_version(parsed: DataFrame, history: DataFrame, names: SystemNames, root: str) -> DataFrame:
+    """Parsed rows that are a history row (duplicates left out), with that row's key in `_VERSION`."""
+    versions = history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(_VERSION))
+    return parsed.join(versions, names.raw_id)

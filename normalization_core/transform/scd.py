@@ -1,0 +1,154 @@
+"""Dedup and SCD type 2 history of `append_dedup` streams (SPEC §6), as DataFrame -> DataFrame functions.
+
+A **version** is a record of a key; its row key is a hash of (unique key, the record's canonical JSON, and
+the extracted-at time when that is the cursor). Exact duplicates therefore share one row key: they collapse
+to one history row, and their children (keyed from the parent's row key) are the same rows too.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from normalization_core import columns as C
+from normalization_core.catalog import StreamSettings
+from normalization_core.columns import SystemNames
+from normalization_core.errors import ConfigError
+from normalization_core.schema.model import TableSchema
+
+RECORD_HASH = "#record_hash"
+"""Column (of parsed raw rows) with the sha256 of the record's canonical JSON."""
+DELETE = "#delete"
+"""Merge source flag: true marks a target row to delete."""
+_CURSOR, _CDC_UPDATED, _CDC_POS, _RANK = "#cursor", "#cdc_updated", "#cdc_pos", "#rank"
+
+
+@dataclass(frozen=True)
+class ScdColumns:
+    """Root-table column names that drive dedup: key parts, cursor and the CDC columns (None: absent)."""
+
+    stream: str
+    keys: tuple[str, ...]
+    cursor: str | None
+    """None: the extracted-at time is the cursor."""
+    cdc_updated_at: str | None
+    cdc_log_pos: str | None
+    cdc_deleted_at: str | None
+
+
+def scd_columns(settings: StreamSettings, root: TableSchema) -> ScdColumns:
+    """Resolve the primary key and cursor paths to root columns; a missing one is a configuration error."""
+    by_path = {tuple(c["path"]): c["name"] for c in root["columns"]}
+    where = f"stream {settings.name!r}"
+    if not settings.primary_key:
+        raise ConfigError(where, "destination_sync_mode 'append_dedup' needs a primary_key "
+                                 "(set it in the catalog or under sources[].streams)")
+    missing = [p for p in settings.primary_key if tuple(p) not in by_path]
+    if missing:
+        raise ConfigError(where, f"primary_key {'.'.join(missing[0])!r} is not a scalar column of the stream")
+    cursor = None
+    if settings.cursor_field:
+        cursor = by_path.get(tuple(settings.cursor_field))
+        if cursor is None:
+            raise ConfigError(where, f"cursor_field {'.'.join(settings.cursor_field)!r} is not a column of the stream")
+    cdc_updated = by_path.get((C.CDC_UPDATED_AT,))
+    return ScdColumns(
+        stream=settings.name, keys=tuple(by_path[tuple(p)] for p in settings.primary_key),
+        cursor=cursor or cdc_updated, cdc_updated_at=cdc_updated,
+        cdc_log_pos=by_path.get((C.CDC_LOG_POS,)), cdc_deleted_at=by_path.get((C.CDC_DELETED_AT,)))
+
+
+def hash128(parts: Sequence[Column]) -> Column:
+    """128-bit hex hash of a JSON array of the parts: no two part lists share an encoding (NULL is `null`)."""
+    return F.substring(F.sha2(F.to_json(F.array(*[p.cast("string") for p in parts])), 256), 1, 32)
+
+
+def record_hash(data: Column) -> Column:
+    """sha256 of the record's canonical JSON (VARIANT keys sorted), else of its text."""
+    return F.sha2(F.coalesce(F.to_json(F.try_parse_json(data)), data), 256)
+
+
+def cursor_column(names: SystemNames, cols: ScdColumns) -> Column:
+    return F.col(cols.cursor) if cols.cursor else F.col(names.extracted_at)
+
+
+def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, root: str) -> DataFrame:
+    """Typed root rows (carrying `RECORD_HASH`) -> unique key, and the version as row key and unique_key_scd."""
+    unique_key = hash128([F.col(k) for k in cols.keys])
+    extra = [] if cols.cursor else [F.col(names.extracted_at)]
+    version = hash128([unique_key, F.col(RECORD_HASH), *extra])
+    return (typed.withColumn(names.unique_key, unique_key)
+            .withColumn(names.row_id(root), version)
+            .withColumn(names.unique_key_scd, version)
+            .drop(RECORD_HASH))
+
+
+def _order(names: SystemNames, cols: ScdColumns, root: str, newest_first: bool) -> list[Column]:
+    """Version order (SPEC §6): cursor (NULL oldest), CDC updated at, CDC log position, extracted at,
+    load ID, file, line; the row key last makes it total."""
+    parts = [F.col(_CURSOR), F.col(_CDC_UPDATED), F.col(_CDC_POS), F.col(names.extracted_at),
+             F.col(names.load_id), F.col(names.file), F.col(names.line), F.col(names.row_id(root))]
+    return [p.desc_nulls_last() if newest_first else p.asc_nulls_first() for p in parts]
+
+
+def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root: str) -> DataFrame:
+    """All versions of some keys -> their history: one row per row key (the oldest duplicate), with
+    valid from / to and is-current recomputed per key."""
+    optional = lambda name: F.col(name) if name else F.lit(None)  # noqa: E731
+    ordered = (versions.withColumn(_CURSOR, cursor_column(names, cols))
+               .withColumn(_CDC_UPDATED, optional(cols.cdc_updated_at))
+               .withColumn(_CDC_POS, optional(cols.cdc_log_pos)))
+    row_id = names.row_id(root)
+    oldest_first = Window.partitionBy(row_id).orderBy(*_order(names, cols, root, newest_first=False))
+    distinct = (ordered.withColumn(_RANK, F.row_number().over(oldest_first))
+                .where(F.col(_RANK) == 1).drop(_RANK))
+    newest_first = Window.partitionBy(*cols.keys).orderBy(*_order(names, cols, root, newest_first=True))
+    deleted = F.col(cols.cdc_deleted_at).isNotNull() if cols.cdc_deleted_at else F.lit(False)
+    history = (distinct.withColumn(_RANK, F.row_number().over(newest_first))
+               .withColumn(names.valid_from, F.col(_CURSOR))
+               .withColumn(names.valid_to, F.lag(F.col(_CURSOR), 1).over(newest_first))
+               .withColumn(names.is_current, (F.col(_RANK) == 1) & ~deleted))
+    return history.drop(_RANK, _CURSOR, _CDC_UPDATED, _CDC_POS)
+
+
+def history_changes(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
+                    root: str, load_id: str) -> DataFrame:
+    """MERGE source for the history table: the recomputed history of the touched keys (`DELETE` false)
+    plus the touched rows that no longer exist (`DELETE` true).
+
+    `existing`: the history rows of the keys in `incoming`. Rows this load wrote before are dropped
+    first, so running a load again gives the same rows.
+    """
+    if existing is None:
+        return history_rows(incoming, names, cols, root).withColumn(DELETE, F.lit(False))
+    base = [c for c in incoming.columns if c in existing.columns]
+    others = existing.where(F.col(names.load_id) != F.lit(load_id)).select(*base)
+    recomputed = history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols, root)
+    row_id = names.row_id(root)
+    gone = (existing.select(row_id).join(recomputed.select(row_id), row_id, "left_anti")
+            .withColumn(DELETE, F.lit(True)))
+    return recomputed.withColumn(DELETE, F.lit(False)).unionByName(gone, allowMissingColumns=True)
+
+
+def touched(table: DataFrame, keys: DataFrame, cols: ScdColumns, how: str = "left_semi") -> DataFrame:
+    """Rows of `table` whose key is (`left_anti`: is not) one of `keys`, compared column by column."""
+    aliased = keys.select(*[F.col(k).alias(f"#k{i}") for i, k in enumerate(cols.keys)])
+    on = [table[k].eqNullSafe(aliased[f"#k{i}"]) for i, k in enumerate(cols.keys)]
+    return table.join(aliased, on, how)
+
+
+def current_columns(names: SystemNames, history_columns: Sequence[str]) -> list[str]:
+    """The current table's columns: the history's without file, line and the SCD columns (bar the unique key)."""
+    dropped = {names.file, names.line, names.unique_key_scd, names.valid_from, names.valid_to, names.is_current}
+    return [c for c in history_columns if c not in dropped]
+
+
+def current_changes(history: DataFrame, keys: DataFrame, names: SystemNames, cols: ScdColumns) -> DataFrame:
+    """MERGE source for the current table from the history rows of the touched keys: the current version
+    of each live key (`DELETE` false) and, for keys whose newest version is a delete, a `DELETE` marker."""
+    rows = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
+    closed = touched(keys, rows.select(*cols.keys), cols, "left_anti")
+    return (rows.withColumn(DELETE, F.lit(False))
+            .unionByName(closed.withColumn(DELETE, F.lit(True)), allowMissingColumns=True))

@@ -1,0 +1,131 @@
+"""append_dedup (SPEC §6, §7): version order, duplicates, CDC deletes, composite keys, incremental MERGE
+runs in any order and again, children of every version, rebuild from raw."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+
+from normalization_core.catalog import parse_catalog
+from normalization_core.cli import main as cli_main
+from normalization_core.columns import NATIVE as N
+from normalization_core.dedup_load import scd_history, write_dedup_tables
+from normalization_core.errors import ConfigError
+from normalization_core.io.delta import read_table
+from normalization_core.pipeline import normalize_load
+from normalization_core.schema import schema_from_json_schema
+from normalization_core.schema.model import root_table
+from normalization_core.transform import raw as R
+from normalization_core.transform.nesting import parse_records
+from normalization_core.transform.scd import current_columns, scd_columns
+from normalization_core.typed_load import StreamPlan
+from tests.normalization_core.scd_helpers import STREAM, case_config, catalog_doc, projected, table_rows
+
+CASES = ["cursor_order", "cdc_updated_at_tiebreak", "cdc_log_pos_tiebreak", "extracted_at_tiebreak",
+         "load_id_tiebreak", "position_tiebreak", "exact_duplicates", "cdc_delete",
+         "cursor_fallback_cdc_updated_at", "cursor_fallback_extracted_at", "composite_key_collision",
+         "out_of_order_with_children"]
+
+
+def plan_of(case) -> StreamPlan:
+    settings = parse_catalog(catalog_doc(case))[STREAM]
+    return StreamPlan(settings, schema_from_json_schema(STREAM, settings.json_schema, convention="native",
+                                                        max_identifier_length=255, max_table_nesting=1000))
+
+
+def raw_frame(spark, packages):
+    """The raw rows the pipeline would write for these packages (one file per package)."""
+    rows = [(p["load_id"], p["created_at"], json.dumps(r), f"{STREAM}/part-00000.jsonl", i)
+            for p in packages for i, r in enumerate(p["records"], 1)]
+    df = spark.createDataFrame(rows, "lid string, created string, data string, file string, line long")
+    return df.select(
+        R.raw_id(F.col("lid"), F.col("file"), F.col("line")).alias(N.raw_id), F.col("lid").alias(N.load_id),
+        F.to_timestamp("created").alias(N.extracted_at), F.col("data").alias(N.data),
+        F.col("file").alias(N.file), F.col("line").alias(N.line), F.lit(None).cast("string").alias(N.error))
+
+
+def assert_rows(df, expected):
+    actual, wanted = projected(df, expected)
+    assert actual == wanted
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_history_and_current_of_each_case(spark, load_case, name):
+    case = load_case(f"scd/{name}.json")
+    plan = plan_of(case)
+    history = scd_history(parse_records(raw_frame(spark, case["packages"]), N, plan.schema), N, plan).cache()
+    actual, expected = projected(history, case["expected_history"])
+    assert actual == expected, case["description"]
+    actual, expected = projected(history.where(N.is_current), case["expected_current"])
+    assert actual == expected, case["description"]
+    keys = [c[0] for c in case["primary_key"]]
+    assert history.select(*keys).distinct().count() == history.select(N.unique_key).distinct().count()
+    assert history.select(N.row_id(STREAM)).distinct().count() == history.count()
+
+
+def test_append_dedup_without_primary_key_is_a_configuration_error_naming_the_stream(load_case):
+    case = {**load_case("scd/cursor_order.json"), "primary_key": []}
+    plan = plan_of(case)
+    with pytest.raises(ConfigError, match="stream 'items'.*primary_key"):
+        scd_columns(plan.settings, root_table(plan.schema))
+
+
+def test_loads_in_any_order_and_again_give_the_history_current_and_children_of_a_rebuild(spark, tmp_path, load_case):
+    case = load_case("scd/out_of_order_with_children.json")
+    config = case_config(tmp_path, case)
+    for load_id in case["order"]:  # late package first, then re-runs
+        normalize_load(spark, config, "src", load_id)
+    table = lambda name: read_table(spark, config.table_path("src", name)).cache()  # noqa: E731
+    history, current, lines = table(f"{STREAM}_scd"), table(STREAM), table(f"{STREAM}__lines")
+
+    assert_rows(history, case["expected_history"])
+    assert_rows(current, case["expected_current"])
+    assert lines.count() == case["expected_children"]
+    parent, row = lines[N.parent_id(STREAM)], N.row_id(STREAM)
+    assert lines.join(history, parent == history[row], "left_anti").count() == 0  # no orphans
+    assert_rows(current.join(lines, current[row] == parent).select("id", "sku"), case["expected_current_children"])
+    assert current.select(row).join(history.where(N.is_current), row).count() == current.count()
+
+    incremental = {t: table_rows(df) for t, df in (("h", history), ("c", current), ("l", lines))}
+    (tmp_path / "lakenorm.yaml").write_text(json.dumps({"warehouse": "wh", "sources": [
+        {"name": "src", "landing": "landing", "catalog": "catalog.json"}]}), encoding="utf-8")
+    config_file = str(tmp_path / "lakenorm.yaml")
+    assert cli_main(["--config", config_file, "rebuild", "--source", "src", "--stream", STREAM]) == 0
+    rebuilt = {t: table_rows(read_table(spark, config.table_path("src", n)))
+               for t, n in (("h", f"{STREAM}_scd"), ("c", STREAM), ("l", f"{STREAM}__lines"))}
+    assert rebuilt == incremental
+
+
+VERSION = st.fixed_dictionaries({"id": st.integers(1, 3), "seq": st.one_of(st.none(), st.integers(0, 3)),
+                                 "v": st.sampled_from(["a", "b"])})
+
+
+@settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_and_of_a_rebuild(
+        spark, tmp_path_factory, load_case, data):
+    """Random versions split into packages (some created at the same time); MERGE runs in a random order
+    with repeats == in arrival order == the whole history computed at once."""
+    records = data.draw(st.lists(VERSION, min_size=1, max_size=8), label="records")
+    count = data.draw(st.integers(1, 3), label="packages")
+    where = data.draw(st.lists(st.integers(0, count - 1), min_size=len(records), max_size=len(records)))
+    created = ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z"]
+    packages = [{"load_id": f"P{i}", "created_at": created[i],
+                 "records": [r for r, w in zip(records, where) if w == i]} for i in range(count)]
+    order = data.draw(st.permutations(range(count))) + data.draw(st.lists(st.integers(0, count - 1), max_size=2))
+    case = {**load_case("scd/cursor_order.json"), "packages": packages}
+    plan = plan_of(case)
+
+    def incremental(sequence: list[int]) -> list[str]:
+        config = case_config(tmp_path_factory.mktemp("wh"), case)
+        for i in sequence:
+            rows = raw_frame(spark, [packages[i]])
+            write_dedup_tables(spark, config, config.source("src"), N, plan, rows, f"P{i}")
+        return [table_rows(read_table(spark, config.table_path("src", t))) for t in (f"{STREAM}_scd", STREAM)]
+
+    history = scd_history(parse_records(raw_frame(spark, packages), N, plan.schema), N, plan)
+    current = history.where(N.is_current).select(*current_columns(N, history.columns))
+    assert incremental(order) == incremental(list(range(count))) == [table_rows(history), table_rows(current)]
