@@ -25,6 +25,7 @@ from normalization_core.schema.model import (
     lineage,
     root_table,
 )
+from normalization_core.transform.raw import PARSED
 from normalization_core.transform.typing import (
     SCALAR_LOGICAL_TYPES,
     cast_failed,
@@ -117,10 +118,15 @@ class _RowReader:
 
 
 def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema) -> DataFrame:
-    """Raw rows that are JSON objects, with their record parsed once into `RECORD`."""
+    """Raw rows that are JSON objects: ids, position and the record cast once into `RECORD`.
+
+    The record is read from the VARIANT column `PARSED` when the rows carry it (parsed when the
+    lines were classified), else parsed from the raw JSON text.
+    """
     level = _row_level(stream_schema, root_table(stream_schema))
-    record = cast_object(F.try_parse_json(F.col(names.data)), level.fields())
-    return raw_df.where(F.col(names.error).isNull()).select("*", record.alias(RECORD))
+    variant = F.col(PARSED) if PARSED in raw_df.columns else F.try_parse_json(F.col(names.data))
+    keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line]
+    return raw_df.where(F.col(names.error).isNull()).select(*keep, cast_object(variant, level.fields()).alias(RECORD))
 
 
 def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,
