@@ -59,7 +59,7 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     root, *children = plan.tables
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
     history_path = paths[names.history_table(root)]
-    parsed = _with_record_hash(parse_records(raw_rows, names, plan.schema), names).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = _with_record_hash(parse_records(raw_rows, names, plan.schema, carry=[names.data]), names).persist(StorageLevel.MEMORY_AND_DISK)
     incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         keys = incoming.select(*cols.keys).distinct()
@@ -94,7 +94,7 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
     """Replace the stream's history, current and child tables with those of all of `raw_rows` at once."""
     root, *children = plan.tables
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
-    parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = parse_records(raw_rows, names, plan.schema, carry=[names.data]).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], MERGED_TABLE_PROPERTIES)
         history = read_table(spark, paths[names.history_table(root)])

@@ -111,8 +111,10 @@ def _write_raw(config: LakenormConfig, source: SourceConfig, names: SystemNames,
     replace_load(_stream_rows(lines, names, load_id, stream), config.table_path(source.name, table), names.load_id, load_id)
 
 
-def _stream_rows(lines: DataFrame, names: SystemNames, load_id: str, stream: str) -> DataFrame:
-    return R.raw_rows(lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream)), names, load_id)
+def _stream_rows(lines: DataFrame, names: SystemNames, load_id: str, stream: str, with_parsed: bool = False
+                 ) -> DataFrame:
+    stream_lines = lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream))
+    return R.raw_rows(stream_lines, names, load_id, with_parsed)
 
 
 def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
@@ -123,7 +125,7 @@ def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConf
     for stream, plan in plans.items():
         if stream in package.streams:
             newest = is_newest_load(spark, registry, stream, package.arrival_key)
-            rows = _stream_rows(lines, names, package.load_id, stream)
+            rows = _stream_rows(lines, names, package.load_id, stream, with_parsed=True)
             typed[stream] = write_typed_tables(spark, config, source, names, plan, rows, package.load_id, newest,
                                                nulled.setdefault(stream, {}))
     return typed

@@ -26,6 +26,7 @@ from normalization_core.schema.model import (
     root_table,
 )
 from normalization_core.transform.kinds import keep_big_integers, value_kind
+from normalization_core.transform.raw import PARSED
 from normalization_core.transform.typing import (
     SCALAR_LOGICAL_TYPES,
     cast_failed,
@@ -118,12 +119,22 @@ class _RowReader:
         return self.object_at(path[:-1]).getField(self.level.at(path[:-1]).position(path[-1]))
 
 
-def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema) -> DataFrame:
-    """Raw rows that are JSON objects, with their record parsed once into `RECORD`."""
+def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema, carry: Sequence[str] = ()
+                  ) -> DataFrame:
+    """Raw rows that are JSON objects: ids, position and the record cast once into `RECORD`.
+
+    The record is read from the VARIANT column `PARSED` when the rows carry it (parsed when the
+    lines were classified), else parsed from the raw JSON text. `carry` names raw columns to keep too.
+    """
     level = _row_level(stream_schema, root_table(stream_schema))
-    text = keep_big_integers(F.col(names.data)) if stream_schema.get("inferred") else F.col(names.data)
-    record = cast_object(F.try_parse_json(text), level.fields())
-    return raw_df.where(F.col(names.error).isNull()).select("*", record.alias(RECORD))
+    if stream_schema.get("inferred"):  # integers beyond 38 digits must stay text: parse the text again
+        variant = F.try_parse_json(keep_big_integers(F.col(names.data)))
+    elif PARSED in raw_df.columns:
+        variant = F.col(PARSED)
+    else:
+        variant = F.try_parse_json(F.col(names.data))
+    keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *carry]
+    return raw_df.where(F.col(names.error).isNull()).select(*keep, cast_object(variant, level.fields()).alias(RECORD))
 
 
 def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,

@@ -13,6 +13,8 @@ KIND = "kind"
 """What a line is: `record`, `state`, `ignored` (Airbyte LOG/TRACE/...) or `quarantine`."""
 STATE_JSON = "state_json"
 EXTRACTED_AT = "extracted_at"
+PARSED = "parsed"
+"""The line's JSON as a VARIANT, parsed once for validation and typing (NULL when it cannot be one)."""
 _BOM = "\ufeff"
 _AIRBYTE_MESSAGE = T.StructType([
     T.StructField("type", T.StringType()),
@@ -40,22 +42,29 @@ def split_lines(files: DataFrame) -> DataFrame:
     return exploded.select(STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), text.alias(TEXT))
 
 
-def object_error(text: Column) -> Column:
-    """NULL for a JSON object, else why the text is not one."""
+def object_error(text: Column, parsed: Column) -> Column:
+    """NULL for a JSON object, else why the text is not one; `parsed` is `try_parse_json(text)`."""
+    # A VARIANT holds no duplicate keys: such an object is still valid JSON, so the text is checked again.
+    unparsed = F.when(F.json_object_keys(text).isNull(), F.lit("not valid JSON"))
     return (
         F.when(F.trim(text) == "", F.lit("empty line"))
-        .when(F.json_object_keys(text).isNotNull(), F.lit(None).cast("string"))
-        .when(F.try_parse_json(text).isNotNull(), F.lit("JSON value is not an object"))
-        .otherwise(F.lit("not valid JSON"))
+        .when(parsed.isNull(), unparsed)
+        .when(text.rlike(r"^\s*\{"), F.lit(None).cast("string"))
+        .otherwise(F.lit("JSON value is not an object"))
     )
+
+
+def _with_parsed(lines: DataFrame, text: Column) -> DataFrame:
+    """Adds `PARSED` in a projection of its own, so the parse runs once however often it is used."""
+    return lines.withColumn(PARSED, F.try_parse_json(text))
 
 
 def record_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
     """`records` format: every line is a record of its file's stream."""
-    return lines.select(
+    return _with_parsed(lines, F.col(TEXT)).select(
         F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT),
-        object_error(F.col(TEXT)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
-        F.lit(None).cast("string").alias(STATE_JSON),
+        object_error(F.col(TEXT), F.col(PARSED)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
+        F.lit(None).cast("string").alias(STATE_JSON), PARSED,
     )
 
 
@@ -63,7 +72,9 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
     """`airbyte` format: RECORD messages become records of `record.stream`, STATE is kept,
     other message types are ignored and lines that are no message go to quarantine."""
     msg = F.from_json(F.col(TEXT), _AIRBYTE_MESSAGE)
-    parsed = lines.select(FILE, LINE, F.col(TEXT), msg.alias("m"), object_error(F.col(TEXT)).alias("line_error"))
+    parsed = lines.select(FILE, LINE, F.col(TEXT), msg.alias("m"), F.try_parse_json(F.col(TEXT)).alias("message"))
+    parsed = parsed.select("*", object_error(F.col(TEXT), F.col("message")).alias("line_error"))
+    parsed = _with_parsed(parsed, F.col("m.record.data"))
     msg_type = F.upper(F.col("m.type"))
     kind = (
         F.when(F.col("line_error").isNotNull() | msg_type.isNull(), F.lit("quarantine"))
@@ -80,7 +91,7 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
         .when(msg_type.isNull(), F.lit("message has no 'type'"))
         .when((msg_type == "RECORD") & ~is_record, F.lit("RECORD message has no record.stream"))
         .when(is_record & data.isNull(), F.lit("RECORD message has no record.data"))
-        .when(is_record, object_error(data))
+        .when(is_record, object_error(data, F.col(PARSED)))
     )
     emitted = F.timestamp_millis(F.col("m.record.emitted_at"))
     return parsed.select(
@@ -91,6 +102,7 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
         error.alias(ERROR),
         F.coalesce(emitted, extracted_at).alias(EXTRACTED_AT),
         F.when(kind == "state", F.col("m.state")).alias(STATE_JSON),
+        F.when(is_record, F.col(PARSED)).alias(PARSED),
     )
 
 
@@ -100,8 +112,8 @@ def raw_id(load_id: Column, file: Column, line: Column) -> Column:
     return F.substring(F.sha2(key, 256), 1, 32)
 
 
-def raw_rows(lines: DataFrame, names: SystemNames, load_id: str) -> DataFrame:
-    """Classified lines of one stream -> the raw table's columns."""
+def raw_rows(lines: DataFrame, names: SystemNames, load_id: str, with_parsed: bool = False) -> DataFrame:
+    """Classified lines of one stream -> the raw table's columns (plus `PARSED`, for typing, if asked)."""
     lid = F.lit(load_id)
     return lines.select(
         raw_id(lid, F.col(FILE), F.col(LINE)).alias(names.raw_id),
@@ -111,6 +123,7 @@ def raw_rows(lines: DataFrame, names: SystemNames, load_id: str) -> DataFrame:
         F.col(FILE).alias(names.file),
         F.col(LINE).alias(names.line),
         F.col(ERROR).alias(names.error),
+        *([F.col(PARSED)] if with_parsed else []),
     )
 
 

@@ -56,7 +56,7 @@ def assert_rows(df, expected):
 def test_history_and_current_of_each_case(spark, load_case, name):
     case = load_case(f"scd/{name}.json")
     plan = plan_of(case)
-    history = scd_history(parse_records(raw_frame(spark, case["packages"]), N, plan.schema), N, plan).cache()
+    history = scd_history(parse_records(raw_frame(spark, case["packages"]), N, plan.schema, carry=[N.data]), N, plan).cache()
     actual, expected = projected(history, case["expected_history"])
     assert actual == expected, case["description"]
     actual, expected = projected(history.where(N.is_current), case["expected_current"])
@@ -126,6 +126,6 @@ def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_
             write_dedup_tables(spark, config, config.source("src"), N, plan, rows, f"P{i}")
         return [table_rows(read_table(spark, config.table_path("src", t))) for t in (f"{STREAM}_scd", STREAM)]
 
-    history = scd_history(parse_records(raw_frame(spark, packages), N, plan.schema), N, plan)
+    history = scd_history(parse_records(raw_frame(spark, packages), N, plan.schema, carry=[N.data]), N, plan)
     current = history.where(N.is_current).select(*current_columns(N, history.columns))
     assert incremental(order) == incremental(list(range(count))) == [table_rows(history), table_rows(current)]
