@@ -61,7 +61,7 @@ def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: 
 
 def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int) -> None:
     p = plan()
-    history = scd_history(parse_records(raw_rows(spark, keys * versions, keys, 0, "history"), N, p.schema), N, p)
+    history = scd_history(parse_records(raw_rows(spark, keys * versions, keys, 0, "history"), N, p.schema, carry=[N.data]), N, p)
     replace_all(history, config.table_path("bench", f"{STREAM}_scd"), MERGED_TABLE_PROPERTIES)
     written = read_table(spark, config.table_path("bench", f"{STREAM}_scd"))
     replace_all(written.where(N.is_current).select(*current_columns(N, written.columns)),

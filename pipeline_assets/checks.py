@@ -12,7 +12,7 @@ import dagster as dg
 from pyspark.sql import SparkSession
 
 from normalization_core import checks as K
-from normalization_core.columns import SystemNames
+from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.pipeline import LoadResult, raw_table_name
@@ -37,17 +37,27 @@ def check_specs(source: SourceConfig, plans: dict[str, StreamPlan]) -> list[dg.A
         if mode == "append_dedup" and primary_key_columns(plan, root):
             specs.append(dg.AssetCheckSpec(UNIQUE_KEY, asset=[source.name, root["name"]],
                                            description="The primary key is unique in the current table."))
+        if mode == "append_dedup":
+            specs.extend(history_check_specs(history_key(source, plan)))
         specs.extend(dg.AssetCheckSpec(NO_ORPHANS, asset=[source.name, child["name"]], description=(
-            f"Every row's parent key exists in {child['parent']!r} (rows of the run's loads)."))
-            for child in children if orphans_checked(plan, child))
+            f"Every row's parent key exists in {_parent_table(source, plan, child)!r}."))
+            for child in children)
     return specs
 
 
-def orphans_checked(plan: StreamPlan, child: TableSchema) -> bool:
-    """Children link to the parent row of their own load. A dedup stream's current table keeps only
-    the newest version of each key, so the root's direct children are checked against history by
-    the asset that writes it, not here."""
-    return not (plan.settings.destination_sync_mode == "append_dedup" and child["parent"] == plan.tables[0])
+def history_key(source: SourceConfig, plan: StreamPlan) -> dg.AssetKey:
+    return dg.AssetKey([source.name, system_names(source.convention).history_table(plan.tables[0])])
+
+
+def _parent_table(source: SourceConfig, plan: StreamPlan, child: TableSchema) -> str:
+    """The table holding a child's parent rows: a dedup root's children hang off its history."""
+    return history_key(source, plan).path[-1] if _hangs_off_history(plan, child) else child["parent"]
+
+
+def _hangs_off_history(plan: StreamPlan, child: TableSchema) -> bool:
+    """A dedup stream's current table keeps only the newest version of each key: the root's direct
+    children link to history rows (of every version, so not only of the run's loads)."""
+    return plan.settings.destination_sync_mode == "append_dedup" and child["parent"] == plan.tables[0]
 
 
 def history_check_specs(history_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
@@ -85,11 +95,16 @@ def check_results(spark: SparkSession, config: LakenormConfig, source: SourceCon
         if mode == "append_dedup" and keys:
             outcome = K.unique_primary_key(read_table(spark, path(root["name"])), keys)
             yield _result(source, root["name"], UNIQUE_KEY, outcome, "duplicated keys")
+        if mode == "append_dedup":
+            key = history_key(source, plan)
+            yield from history_check_results(spark, path(key.path[-1]), path(root["name"]), names, key, root["name"])
         for child in children:
-            if not orphans_checked(plan, child) or not is_delta_table(spark, path(child["name"])):
+            if not is_delta_table(spark, path(child["name"])):
                 continue
-            outcome = K.orphan_child_rows(read_table(spark, path(child["name"])), read_table(spark, path(child["parent"])),
-                                          names, child["parent"], child["name"], loads)
+            from_history = _hangs_off_history(plan, child)
+            parent = read_table(spark, path(_parent_table(source, plan, child)))
+            outcome = K.orphan_child_rows(read_table(spark, path(child["name"])), parent, names, child["parent"],
+                                          child["name"], None if from_history else loads)
             yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys")
 
 

@@ -113,7 +113,8 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
 
 def typed_table_metadata(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
                          plan: StreamPlan, table: str) -> dict:
-    doc = find_table(plan.schema, table)
+    root = plan.tables[0]
+    doc = find_table(plan.schema, root if table == names.history_table(root) else table)  # history: root's columns
     raw_key = dg.AssetKey([source.name, raw_table_name(source, plan.settings.name)])
     return {**table_state(spark, config.table_path(source.name, table), column_json_paths(plan.schema, doc)),
             "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name)}

@@ -13,8 +13,9 @@ def test_nulled_counts_per_table_equal_the_bad_values_of_the_package(spark, tmp_
     case = load_case("dagster/bad_values_package.json")
     (tmp_path / "landing" / "L1").mkdir(parents=True)
     write_catalog(tmp_path / "catalog.json")
-    config = parse_config({"warehouse": "wh", "sources": [{"name": "shop", "landing": "landing",
-                                                           "catalog": "catalog.json"}]}, base_dir=tmp_path)
+    config = parse_config({"warehouse": "wh", "sources": [{
+        "name": "shop", "landing": "landing", "catalog": "catalog.json",
+        "streams": {"orders": {"destination_sync_mode": "append"}}}]}, base_dir=tmp_path)
     package = tmp_path / "landing" / "L1"
     (package / "orders.jsonl").write_text("\n".join(case["lines"]) + "\n")
     (package / "_manifest.json").write_text(json.dumps({

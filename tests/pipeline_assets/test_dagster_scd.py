@@ -39,8 +39,15 @@ def test_one_multi_partition_run_equals_one_run_per_partition(spark, tmp_path):
                 results = [dg.materialize([assets], instance=instance, partition_key=i, resources=resources)
                            for i in ids]
             assert all(r.success for r in results)
-            mats = {m.asset_key.path[-1] for r in results for m in r.asset_materializations_for_node("shop_normalize")}
+            mats = {m.asset_key.path[-1] for r in results
+                    for m in r.asset_materializations_for_node("shop_normalize_loads")}
             assert {"customers_scd", "customers", "orders_scd", "orders"} <= mats
+            checks = {(e.asset_key.path[-1], e.check_name): e.passed
+                      for r in results for e in r.get_asset_check_evaluations()}
+            assert {("customers_scd", "one_current_version_per_key"), ("orders_scd", "non_overlapping_validity"),
+                    ("orders", "primary_key_unique"), ("orders__line_items", "no_orphan_child_rows"),
+                    ("orders__line_items__discounts", "no_orphan_child_rows")} <= set(checks)
+            assert all(checks.values()), [k for k, passed in checks.items() if not passed]
         tables[mode] = {t: table_rows(read_table(spark, config.table_path("shop", t)),
                                       drop=("_norm_normalized_at",)) for t in DEDUP_TABLES}
     assert tables["single_run"] == tables["per_partition"]

@@ -15,8 +15,9 @@ from normalization_core.transform.nesting import parse_records, typed_tables
 
 
 def raw_rows(spark, lines: list[str], partitions: int = 2):
-    rows = [(line, None, f"r{i:05d}", "L1") for i, line in enumerate(lines)]
-    df = spark.createDataFrame(rows, f"{N.data} string, {N.error} string, {N.raw_id} string, {N.load_id} string")
+    rows = [(line, None, f"r{i:05d}", "L1", "part.jsonl", i + 1) for i, line in enumerate(lines)]
+    df = spark.createDataFrame(rows, f"{N.data} string, {N.error} string, {N.raw_id} string, {N.load_id} string, "
+                                     f"{N.file} string, {N.line} long")
     return df.repartition(partitions).withColumn(N.extracted_at, F.current_timestamp())
 
 
