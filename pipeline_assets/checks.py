@@ -95,7 +95,7 @@ def check_results(spark: SparkSession, config: LakenormConfig, source: SourceCon
         if mode == "append_dedup" and keys:
             outcome = K.unique_primary_key(read_table(spark, path(root["name"])), keys)
             yield _result(source, root["name"], UNIQUE_KEY, outcome, "duplicated keys")
-        if mode == "append_dedup":
+        if mode == "append_dedup" and is_delta_table(spark, path(history_key(source, plan).path[-1])):
             key = history_key(source, plan)
             yield from history_check_results(spark, path(key.path[-1]), path(root["name"]), names, key, root["name"])
         for child in children:
