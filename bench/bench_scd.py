@@ -22,12 +22,11 @@ from pyspark.sql import functions as F
 from normalization_core.catalog import parse_catalog
 from normalization_core.columns import NATIVE as N
 from normalization_core.config import LakenormConfig, parse_config
-from normalization_core.dedup_load import scd_history, write_dedup_tables
+from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
 from normalization_core.io.delta import MERGED_TABLE_PROPERTIES, read_table, replace_all
 from normalization_core.io.spark import build_spark_session
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.transform import raw as R
-from normalization_core.transform.nesting import parse_records
 from normalization_core.transform.scd import current_columns
 from normalization_core.typed_load import StreamPlan
 
@@ -61,7 +60,7 @@ def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: 
 
 def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int) -> None:
     p = plan()
-    history = scd_history(parse_records(raw_rows(spark, keys * versions, keys, 0, "history"), N, p.schema, carry=[N.data]), N, p)
+    history = scd_history(parse_versions(raw_rows(spark, keys * versions, keys, 0, "history"), N, p.schema), N, p)
     replace_all(history, config.table_path("bench", f"{STREAM}_scd"), MERGED_TABLE_PROPERTIES)
     written = read_table(spark, config.table_path("bench", f"{STREAM}_scd"))
     replace_all(written.where(N.is_current).select(*current_columns(N, written.columns)),

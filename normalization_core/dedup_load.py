@@ -25,7 +25,7 @@ from normalization_core.io.delta import (
 )
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.model import root_table
-from normalization_core.transform.nesting import child_table, parse_records, typed_root
+from normalization_core.transform.nesting import child_table, parse_records, record_variant, typed_root
 from normalization_core.transform.scd import (
     DELETE,
     RECORD_HASH,
@@ -59,7 +59,7 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     root, *children = plan.tables
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
     history_path = paths[names.history_table(root)]
-    parsed = _with_record_hash(parse_records(raw_rows, names, plan.schema, carry=[names.data]), names).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         keys = incoming.select(*cols.keys).distinct()
@@ -94,7 +94,7 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
     """Replace the stream's history, current and child tables with those of all of `raw_rows` at once."""
     root, *children = plan.tables
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
-    parsed = parse_records(raw_rows, names, plan.schema, carry=[names.data]).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], MERGED_TABLE_PROPERTIES)
         history = read_table(spark, paths[names.history_table(root)])
@@ -110,14 +110,16 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
 
 
 def scd_history(parsed: DataFrame, names: SystemNames, plan: StreamPlan) -> DataFrame:
-    """The history of every key in `parsed` (from `parse_records`), computed at once."""
+    """The history of every key in `parsed` (from `parse_versions`), computed at once."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
-    versions = _versions(_with_record_hash(parsed, names), names, plan.schema, cols)
+    versions = _versions(parsed, names, plan.schema, cols)
     return history_rows(versions, names, cols, plan.tables[0])
 
 
-def _with_record_hash(parsed: DataFrame, names: SystemNames) -> DataFrame:
-    return parsed.withColumn(RECORD_HASH, record_hash(F.col(names.data)))
+def parse_versions(raw_rows: DataFrame, names: SystemNames, schema: StreamSchema) -> DataFrame:
+    """`parse_records` plus each record's content hash, taken from the same VARIANT (no second parse)."""
+    digest = record_hash(record_variant(raw_rows, names, schema), F.col(names.data)).alias(RECORD_HASH)
+    return parse_records(raw_rows, names, schema, carry=[digest])
 
 
 def _versions(parsed: DataFrame, names: SystemNames, schema: StreamSchema, cols: ScdColumns) -> DataFrame:

@@ -119,22 +119,26 @@ class _RowReader:
         return self.object_at(path[:-1]).getField(self.level.at(path[:-1]).position(path[-1]))
 
 
-def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema, carry: Sequence[str] = ()
-                  ) -> DataFrame:
+def record_variant(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema) -> Column:
+    """The record as a VARIANT: `PARSED` when the rows carry it (parsed when the lines were classified),
+    else parsed from the raw JSON text (inferred streams always: integers beyond 38 digits must stay text)."""
+    if stream_schema.get("inferred"):
+        return F.try_parse_json(keep_big_integers(F.col(names.data)))
+    if PARSED in raw_df.columns:
+        return F.col(PARSED)
+    return F.try_parse_json(F.col(names.data))
+
+
+def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema,
+                  carry: Sequence[str | Column] = ()) -> DataFrame:
     """Raw rows that are JSON objects: ids, position and the record cast once into `RECORD`.
 
-    The record is read from the VARIANT column `PARSED` when the rows carry it (parsed when the
-    lines were classified), else parsed from the raw JSON text. `carry` names raw columns to keep too.
+    The record is read from `record_variant`; `carry` adds raw columns or expressions over the raw rows.
     """
     level = _row_level(stream_schema, root_table(stream_schema))
-    if stream_schema.get("inferred"):  # integers beyond 38 digits must stay text: parse the text again
-        variant = F.try_parse_json(keep_big_integers(F.col(names.data)))
-    elif PARSED in raw_df.columns:
-        variant = F.col(PARSED)
-    else:
-        variant = F.try_parse_json(F.col(names.data))
+    record = cast_object(record_variant(raw_df, names, stream_schema), level.fields())
     keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *carry]
-    return raw_df.where(F.col(names.error).isNull()).select(*keep, cast_object(variant, level.fields()).alias(RECORD))
+    return raw_df.where(F.col(names.error).isNull()).select(*keep, record.alias(RECORD))
 
 
 def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,

@@ -65,9 +65,9 @@ def hash128(parts: Sequence[Column]) -> Column:
     return F.substring(F.sha2(F.to_json(F.array(*[p.cast("string") for p in parts])), 256), 1, 32)
 
 
-def record_hash(data: Column) -> Column:
-    """sha256 of the record's canonical JSON (VARIANT keys sorted), else of its text."""
-    return F.sha2(F.coalesce(F.to_json(F.try_parse_json(data)), data), 256)
+def record_hash(variant: Column, data: Column) -> Column:
+    """sha256 of the record's canonical JSON (the VARIANT's, keys sorted), else of its text."""
+    return F.sha2(F.coalesce(F.to_json(variant), data), 256)
 
 
 def cursor_column(names: SystemNames, cols: ScdColumns) -> Column:

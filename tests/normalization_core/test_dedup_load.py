@@ -12,14 +12,13 @@ from pyspark.sql import functions as F
 from normalization_core.catalog import parse_catalog
 from normalization_core.cli import main as cli_main
 from normalization_core.columns import NATIVE as N
-from normalization_core.dedup_load import scd_history, write_dedup_tables
+from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.schema.model import root_table
 from normalization_core.transform import raw as R
-from normalization_core.transform.nesting import parse_records
 from normalization_core.transform.scd import current_columns, scd_columns
 from normalization_core.typed_load import StreamPlan
 from tests.normalization_core.scd_helpers import STREAM, case_config, catalog_doc, projected, table_rows
@@ -56,7 +55,7 @@ def assert_rows(df, expected):
 def test_history_and_current_of_each_case(spark, load_case, name):
     case = load_case(f"scd/{name}.json")
     plan = plan_of(case)
-    history = scd_history(parse_records(raw_frame(spark, case["packages"]), N, plan.schema, carry=[N.data]), N, plan).cache()
+    history = scd_history(parse_versions(raw_frame(spark, case["packages"]), N, plan.schema), N, plan).cache()
     actual, expected = projected(history, case["expected_history"])
     assert actual == expected, case["description"]
     actual, expected = projected(history.where(N.is_current), case["expected_current"])
@@ -126,6 +125,6 @@ def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_
             write_dedup_tables(spark, config, config.source("src"), N, plan, rows, f"P{i}")
         return [table_rows(read_table(spark, config.table_path("src", t))) for t in (f"{STREAM}_scd", STREAM)]
 
-    history = scd_history(parse_records(raw_frame(spark, packages), N, plan.schema, carry=[N.data]), N, plan)
+    history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)
     current = history.where(N.is_current).select(*current_columns(N, history.columns))
     assert incremental(order) == incremental(list(range(count))) == [table_rows(history), table_rows(current)]
