@@ -28,18 +28,22 @@ _AIRBYTE_MESSAGE = T.StructType([
 
 
 def split_lines(files: DataFrame) -> DataFrame:
-    """`(stream, file, content)` rows of whole files -> one row per line, numbered from 1.
-
-    The terminator (`\\n` or `\\r\\n`) is not part of a line; a final terminator opens no line;
-    a leading byte-order mark is dropped.
-    """
+    """`(stream, file, content)` rows of whole files -> one row per line, numbered from 1 (see `trim_terminators`)."""
     # Split once per file: an expression over the whole content next to the generator would be
     # evaluated again for every output line.
-    body = F.regexp_replace(F.col(CONTENT), r"\r?\n\z", "")
+    body = F.regexp_replace(F.col(CONTENT), r"\n\z", "")
     exploded = files.where(F.col(CONTENT) != "").select(
-        STREAM, FILE, F.posexplode(F.split(body, r"\r?\n")).alias("pos", TEXT))
-    text = F.when(F.col("pos") == 0, F.regexp_replace(TEXT, f"^{_BOM}", "")).otherwise(F.col(TEXT))
-    return exploded.select(STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), text.alias(TEXT))
+        STREAM, FILE, F.posexplode(F.split(body, "\n")).alias("pos", TEXT))
+    return trim_terminators(exploded.select(STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), TEXT))
+
+
+def trim_terminators(lines: DataFrame) -> DataFrame:
+    """Lines split at `\\n` -> lines as the SPEC reads them: a `\\r` before the `\\n` is part of the
+    terminator (`\\r\\n`), and a byte-order mark opening line 1 is dropped."""
+    text = F.col(TEXT)
+    text = F.when(text.endswith("\r"), text.substr(F.lit(1), F.length(text) - 1)).otherwise(text)
+    bom = (F.col(LINE) == 1) & text.startswith(_BOM)
+    return lines.withColumn(TEXT, F.when(bom, text.substr(F.lit(2), F.length(text))).otherwise(text))
 
 
 def object_error(text: Column, parsed: Column) -> Column:
