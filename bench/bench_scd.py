@@ -71,7 +71,7 @@ def apply_update(spark: SparkSession, config: LakenormConfig, keys: int, updates
     p = plan()
     package = raw_rows(spark, updates, keys, 1_000_000, "update", step=max(1, smallest // updates))
     started = time.monotonic()
-    write_dedup_tables(spark, config, config.source("bench"), N, p, package, "update")
+    write_dedup_tables(spark, config, config.source("bench"), N, p, package, ["update"])
     return time.monotonic() - started
 
 

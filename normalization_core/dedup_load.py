@@ -5,6 +5,7 @@ with one MERGE per table. A rebuild runs the same transforms over the whole raw 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -53,8 +54,8 @@ def dedup_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
 
 
 def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                       plan: StreamPlan, raw_rows: DataFrame, load_id: str) -> dict[str, int]:
-    """Apply one load to the stream's history, current and child tables; returns rows changed per table."""
+                       plan: StreamPlan, raw_rows: DataFrame, load_ids: Sequence[str]) -> dict[str, int]:
+    """Apply loads to the stream's history, current and child tables; returns rows changed per table."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
     root, *children = plan.tables
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
@@ -66,15 +67,15 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
 
         def history_source() -> DataFrame:
             if not is_delta_table(spark, history_path):
-                return history_changes(incoming, None, names, cols, root, load_id)
+                return history_changes(incoming, None, names, cols, root, load_ids)
             existing = touched(read_table(spark, history_path), keys, cols)
-            return history_changes(incoming, existing, names, cols, root, load_id)
+            return history_changes(incoming, existing, names, cols, root, load_ids)
 
         def current_source() -> DataFrame:
             return current_changes(touched(read_table(spark, history_path), keys, cols), keys, names, cols)
 
         def children_source(child: str) -> DataFrame:
-            history = read_table(spark, history_path).where(F.col(names.load_id) == F.lit(load_id))
+            history = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
             rows = child_table(_with_version(parsed, history, names, root), names, plan.schema, child, _VERSION)
             return rows.withColumn(DELETE, F.lit(False))
 

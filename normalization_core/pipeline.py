@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import partial
+from functools import partial, reduce
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -14,14 +15,14 @@ from normalization_core import columns as C
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import PackageError, UnknownLoadError
-from normalization_core.io.delta import is_delta_table, replace_load, run_concurrently
+from normalization_core.io.delta import is_delta_table, replace_loads, run_concurrently
 from normalization_core.io.packages import Discovery, LoadPackage, discover_packages, find_package
 from normalization_core.io.reader import read_package_lines, unreadable_file
 from normalization_core.io.registry import LoadRecord, is_newest_load, normalized_load_ids, record_loads
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
-from normalization_core.typed_load import StreamPlan, load_plans, write_typed_tables
+from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, write_typed_tables
 
 
 @dataclass(frozen=True)
@@ -79,55 +80,114 @@ def registry_path(config: LakenormConfig, source: SourceConfig) -> str:
     return config.table_path(source.name, system_names(source.convention).loads_table)
 
 
+MAX_LOADS_PER_PASS = 32
+"""Loads normalized together at most: bounds the cached lines and the per-load counters of one pass."""
+
+
 def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str, load_id: str) -> LoadResult:
     """Normalize one load ID into the source's tables; running it again changes nothing."""
+    return normalize_loads(spark, config, source_name, [load_id])[0]
+
+
+def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: str, load_ids: Sequence[str]
+                    ) -> list[LoadResult]:
+    """Normalize load IDs, several in one pass: one read of their files and one commit per table.
+
+    The result equals normalizing them one by one, except that an inferred stream's schema is inferred from
+    all loads of the pass at once (as a rebuild does), not evolved load after load. A package
+    that fails before anything is committed (an unreadable file, a stream its manifest does not list)
+    makes its pass run load by load instead, so the other loads still land and its error is raised.
+    """
     source = config.source(source_name)
+    packages = [_package(source, load_id) for load_id in dict.fromkeys(load_ids)]
+    results: list[LoadResult] = []
+    for start in range(0, len(packages), MAX_LOADS_PER_PASS):
+        chunk = packages[start:start + MAX_LOADS_PER_PASS]
+        try:
+            results += _normalize_pass(spark, config, source, chunk)
+        except PackageError:
+            if len(chunk) == 1:
+                raise
+            for package in chunk:
+                results += _normalize_pass(spark, config, source, [package])
+    return results
+
+
+def _package(source: SourceConfig, load_id: str) -> LoadPackage:
     package = find_package(source.landing, source.name, load_id)
     if package is None:
         raise UnknownLoadError(source.name, load_id, str(source.landing))
+    return package
+
+
+def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
+                    packages: list[LoadPackage]) -> list[LoadResult]:
     names = system_names(source.convention)
-    tables = _raw_tables(source, package)
-    lines = _classified_lines(spark, package).persist(StorageLevel.MEMORY_AND_DISK)
+    tables = {s: t for p in packages for s, t in _raw_tables(source, p).items()}
+    lines = _classified_lines(spark, packages).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        counts = _count_lines(package, lines)
-        writes = [partial(_write_raw, config, source, names, lines, load_id, s, t) for s, t in tables.items()]
-        writes.append(partial(_write_quarantine, spark, config, source, names, package, lines, counts.quarantined))
+        counts = _count_lines(packages, lines)
+        writes = [partial(_write_raw, config, source, names, lines, _loads_with(packages, s), s, t)
+                  for s, t in tables.items()]
+        writes.append(partial(_write_quarantine, spark, config, source, names, packages, lines,
+                              sum(c.quarantined for c in counts.values())))
         run_concurrently(writes)
-        plans = load_plans(spark, config, source, package.streams, partial(_stream_rows, lines, names, load_id))
-        nulled: dict[str, dict[str, NulledCounts]] = {}
-        typed = _write_typed(spark, config, source, names, package, lines, plans, nulled)
+        plans = load_plans(spark, config, source, list(tables), partial(_stream_rows, lines, names))
+        typed = _write_typed(spark, config, source, names, packages, lines, plans)
     finally:
         lines.unpersist()
-    result = LoadResult(source.name, load_id, {
-        s: StreamResult(s, t, counts.lines.get(s, 0), counts.rejected.get(s, 0), package.expected_records.get(s),
-                        typed.get(s, {}), plans[s].version_hash if s in plans else None, nulled.get(s, {}))
-        for s, t in tables.items()}, counts.quarantined)
-    _register(spark, config, source, package, result, counts)
-    return result
+    results = [_load_result(source, p, tables, counts[p.load_id], plans, typed) for p in packages]
+    _register(spark, config, source, packages, results, counts)
+    return results
+
+
+def _load_result(source: SourceConfig, package: LoadPackage, tables: dict[str, str], counts: _Counts,
+                 plans: dict[str, StreamPlan], typed: dict[tuple[str, str], TypedCounts]) -> LoadResult:
+    streams = {}
+    for stream in package.streams:
+        written = typed.get((package.load_id, stream), TypedCounts({}, {}))
+        streams[stream] = StreamResult(
+            stream, tables[stream], counts.lines.get(stream, 0), counts.rejected.get(stream, 0),
+            package.expected_records.get(stream), written.rows,
+            plans[stream].version_hash if stream in plans else None, written.nulled)
+    return LoadResult(source.name, package.load_id, streams, counts.quarantined)
+
+
+def _loads_with(packages: list[LoadPackage], stream: str) -> list[str]:
+    return [p.load_id for p in packages if stream in p.streams]
 
 
 def _write_raw(config: LakenormConfig, source: SourceConfig, names: SystemNames, lines: DataFrame,
-               load_id: str, stream: str, table: str) -> None:
-    replace_load(_stream_rows(lines, names, load_id, stream), config.table_path(source.name, table), names.load_id, load_id)
+               load_ids: list[str], stream: str, table: str) -> None:
+    replace_loads(_stream_rows(lines, names, stream), config.table_path(source.name, table), names.load_id, load_ids)
 
 
-def _stream_rows(lines: DataFrame, names: SystemNames, load_id: str, stream: str, with_parsed: bool = False
-                 ) -> DataFrame:
+def _stream_rows(lines: DataFrame, names: SystemNames, stream: str, with_parsed: bool = False,
+                 load_ids: Sequence[str] | None = None) -> DataFrame:
     stream_lines = lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream))
-    return R.raw_rows(stream_lines, names, load_id, with_parsed)
+    if load_ids is not None:
+        stream_lines = stream_lines.where(F.col(R.LOAD_ID).isin(list(load_ids)))
+    return R.raw_rows(stream_lines, names, with_parsed)
 
 
 def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                 package: LoadPackage, lines: DataFrame, plans: dict[str, StreamPlan],
-                 nulled: dict[str, dict[str, NulledCounts]]) -> dict[str, dict[str, int]]:
-    registry = registry_path(config, source)
+                 packages: list[LoadPackage], lines: DataFrame, plans: dict[str, StreamPlan]
+                 ) -> dict[tuple[str, str], TypedCounts]:
+    """Counts per (load ID, stream). `overwrite` writes the newest of the loads, and only if no newer
+    load was normalized before."""
     typed = {}
     for stream, plan in plans.items():
-        if stream in package.streams:
-            newest = is_newest_load(spark, registry, stream, package.arrival_key)
-            rows = _stream_rows(lines, names, package.load_id, stream, with_parsed=True)
-            typed[stream] = write_typed_tables(spark, config, source, names, plan, rows, package.load_id, newest,
-                                               nulled.setdefault(stream, {}))
+        load_ids = _loads_with(packages, stream)
+        if not load_ids:
+            continue
+        if plan.settings.destination_sync_mode == "overwrite":
+            newest = max((p for p in packages if stream in p.streams), key=lambda p: p.arrival_key)
+            if not is_newest_load(spark, registry_path(config, source), stream, newest.arrival_key):
+                continue
+            load_ids = [newest.load_id]
+        rows = _stream_rows(lines, names, stream, with_parsed=True, load_ids=load_ids)
+        written = write_typed_tables(spark, config, source, names, plan, rows, load_ids)
+        typed.update({(load_id, stream): counts for load_id, counts in written.items()})
     return typed
 
 
@@ -142,26 +202,33 @@ def _raw_tables(source: SourceConfig, package: LoadPackage) -> dict[str, str]:
     return tables
 
 
-def _classified_lines(spark: SparkSession, package: LoadPackage) -> DataFrame:
-    lines = read_package_lines(spark, package)
-    created = F.lit(package.created_at).cast("timestamp")
-    if package.format == "airbyte":
-        return R.airbyte_lines(lines, created)
-    return R.record_lines(lines, created)
+def _classified_lines(spark: SparkSession, packages: list[LoadPackage]) -> DataFrame:
+    """The lines of every package, classified, with their load ID."""
+    frames = []
+    for package in packages:
+        lines = read_package_lines(spark, package)
+        created = F.lit(package.created_at).cast("timestamp")
+        classified = R.airbyte_lines(lines, created) if package.format == "airbyte" else R.record_lines(lines, created)
+        frames.append(classified.withColumn(R.LOAD_ID, F.lit(package.load_id)))
+    return reduce(DataFrame.unionByName, frames)
 
 
-def _count_lines(package: LoadPackage, lines: DataFrame) -> _Counts:
-    """One pass over the package (this is where unreadable files surface, before any commit)."""
-    agg = lines.groupBy(R.KIND, R.STREAM).agg(
+def _count_lines(packages: list[LoadPackage], lines: DataFrame) -> dict[str, _Counts]:
+    """One pass over the packages (this is where unreadable files surface, before any commit)."""
+    agg = lines.groupBy(R.LOAD_ID, R.KIND, R.STREAM).agg(
         F.count(F.lit(1)).alias("n"), F.count(R.ERROR).alias("bad"),
         F.collect_list(R.STATE_JSON).alias("states"))
     try:
-        rows = agg.collect()  # a handful of (kind, stream) counters: metadata, not data
+        rows = agg.collect()  # a handful of (load, kind, stream) counters: metadata, not data
     except Exception as exc:
-        error = unreadable_file(package, exc)
+        error = next(filter(None, (unreadable_file(p, exc) for p in packages)), None)
         if error is None:
             raise
         raise error from None
+    return {p.load_id: _package_counts(p, [r for r in rows if r[R.LOAD_ID] == p.load_id]) for p in packages}
+
+
+def _package_counts(package: LoadPackage, rows: list) -> _Counts:
     records = {r[R.STREAM]: r for r in rows if r[R.KIND] == "record"}
     unknown = sorted(set(records) - set(package.streams))
     if unknown:
@@ -176,27 +243,31 @@ def _count_lines(package: LoadPackage, lines: DataFrame) -> _Counts:
 
 
 def _write_quarantine(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                      package: LoadPackage, lines: DataFrame, quarantined: int) -> None:
+                      packages: list[LoadPackage], lines: DataFrame, quarantined: int) -> None:
     """Lines of no stream (not an Airbyte message) are kept per source, never dropped."""
     path = config.table_path(source.name, names.quarantine_table)
     if quarantined == 0 and not is_delta_table(spark, path):
         return
-    rows = R.raw_rows(lines.where(F.col(R.KIND) == "quarantine"), names, package.load_id)
-    replace_load(rows, path, names.load_id, package.load_id)
+    rows = R.raw_rows(lines.where(F.col(R.KIND) == "quarantine"), names)
+    replace_loads(rows, path, names.load_id, [p.load_id for p in packages])
 
 
-def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig, package: LoadPackage,
-              result: LoadResult, counts: _Counts) -> None:
+def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],
+              results: list[LoadResult], counts: dict[str, _Counts]) -> None:
     now = datetime.now(timezone.utc)
-    state = package.state if package.state is not None else ([json.loads(s) for s in counts.states] or None)
-    records = [
-        LoadRecord(
-            source=source.name, stream=s.stream, load_id=package.load_id,
-            created_at=package.created_at, normalized_at=now,
-            status=C.STATUS_NORMALIZED, rows={s.raw_table: s.raw_lines, **s.typed_rows}, raw_lines=s.raw_lines,
-            rejected_lines=s.rejected_lines, schema_version_hash=s.schema_version_hash,
-            state=None if state is None else json.dumps(state, sort_keys=True),
-        )
-        for s in result.streams.values()
-    ]
-    record_loads(spark, registry_path(config, source), package.load_id, records)
+    records = []
+    for package, result in zip(packages, results):
+        states = counts[package.load_id].states
+        state = package.state if package.state is not None else ([json.loads(s) for s in states] or None)
+        records += [
+            LoadRecord(
+                source=source.name, stream=s.stream, load_id=package.load_id,
+                created_at=package.created_at, normalized_at=now,
+                status=C.STATUS_NORMALIZED, rows={s.raw_table: s.raw_lines, **s.typed_rows},
+                raw_lines=s.raw_lines, rejected_lines=s.rejected_lines,
+                schema_version_hash=s.schema_version_hash,
+                state=None if state is None else json.dumps(state, sort_keys=True),
+            )
+            for s in result.streams.values()
+        ]
+    record_loads(spark, registry_path(config, source), [p.load_id for p in packages], records)

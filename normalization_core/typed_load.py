@@ -4,8 +4,9 @@ The raw rows of the load are parsed once; every table of the stream is projected
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pyspark import StorageLevel
@@ -16,12 +17,12 @@ from normalization_core.catalog import StreamSettings, source_catalog, stream_se
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.dedup_load import write_dedup_tables
-from normalization_core.io.delta import last_commit_rows, replace_all, replace_load, run_concurrently
+from normalization_core.io.delta import replace_all, replace_loads, rows_per_load, run_concurrently
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, record_version
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.schema.inference import evolve, infer_schema
-from normalization_core.transform.counts import NulledCounts, nulled_counts, observe_nulled
+from normalization_core.transform.counts import NulledCounts, load_counts, observe_loads
 from normalization_core.transform.inference import observed_types
 from normalization_core.transform.nesting import parse_records, typed_tables
 
@@ -104,33 +105,45 @@ def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str
     return plans
 
 
+@dataclass(frozen=True)
+class TypedCounts:
+    """What one load put in each typed table of its stream."""
+
+    rows: dict[str, int]
+    nulled: dict[str, NulledCounts]
+
+
 def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                       plan: StreamPlan, raw_rows: DataFrame, load_id: str, newest: bool,
-                       nulled: dict[str, NulledCounts] | None = None) -> dict[str, int]:
-    """Write the stream's typed tables for one load; returns rows written per table.
+                       plan: StreamPlan, raw_rows: DataFrame, load_ids: Sequence[str]) -> dict[str, TypedCounts]:
+    """Write the stream's typed tables for the loads of `raw_rows` (one commit per table); counts per load.
 
-    `nulled`, when given, receives each written table's NULLED counts, observed during the write.
-
-    `append` replaces this load's rows; `overwrite` replaces the whole table, and only when this load
-    is the newest one of the stream; `append_dedup` merges the load into history and current tables.
+    `append` replaces these loads' rows; `overwrite` replaces the whole table (pass the newest load's rows
+    only); `append_dedup` merges the loads into history and current tables.
     """
     if plan.settings.destination_sync_mode == "append_dedup":
-        return write_dedup_tables(spark, config, source, names, plan, raw_rows, load_id)
-    if plan.settings.destination_sync_mode == "overwrite" and not newest:
-        return {}
+        return _dedup_counts(spark, config, source, names, plan, raw_rows, load_ids)
     parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         frames = typed_tables(parsed, names, plan.schema, normalized_at=F.current_timestamp())
-        observed = {table: observe_nulled(df, names) for table, df in frames.items()}
-        frames = {table: df for table, (df, _) in observed.items()}
+        observed = {table: observe_loads(df, names, load_ids) for table, df in frames.items()}
         paths = {table: config.table_path(source.name, table) for table in frames}
         if plan.settings.destination_sync_mode == "overwrite":
-            writes = [lambda df=df, p=paths[t]: replace_all(df, p) for t, df in frames.items()]
+            writes = [partial(replace_all, df, paths[t]) for t, (df, _) in observed.items()]
         else:
-            writes = [lambda df=df, p=paths[t]: replace_load(df, p, names.load_id, load_id) for t, df in frames.items()]
+            writes = [partial(replace_loads, df, paths[t], names.load_id, load_ids) for t, (df, _) in observed.items()]
         run_concurrently(writes)
     finally:
         parsed.unpersist()
-    if nulled is not None:
-        nulled.update({table: nulled_counts(observation) for table, (_, observation) in observed.items()})
-    return {table: last_commit_rows(spark, path) for table, path in paths.items()}
+    counts = {table: load_counts(observation, load_ids) for table, (_, observation) in observed.items()}
+    return {load_id: TypedCounts({t: c[load_id][0] for t, c in counts.items()},
+                                 {t: c[load_id][1] for t, c in counts.items()}) for load_id in load_ids}
+
+
+def _dedup_counts(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
+                  plan: StreamPlan, raw_rows: DataFrame, load_ids: Sequence[str]) -> dict[str, TypedCounts]:
+    """One load: rows its MERGEs changed per table; several: rows each load holds in each table afterwards."""
+    changed = write_dedup_tables(spark, config, source, names, plan, raw_rows, load_ids)
+    if len(load_ids) == 1:
+        return {load_ids[0]: TypedCounts(changed, {})}
+    held = {t: rows_per_load(spark, config.table_path(source.name, t), names.load_id, load_ids) for t in changed}
+    return {load_id: TypedCounts({t: per_load[load_id] for t, per_load in held.items()}, {}) for load_id in load_ids}

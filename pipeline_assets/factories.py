@@ -8,7 +8,7 @@ from pyspark.sql import types as T
 from normalization_core.catalog import source_catalog
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.pipeline import LoadResult, known_streams, normalize_load, raw_table_name
+from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name
 from normalization_core.schema.model import find_table
 from normalization_core.transform.raw import raw_schema
 from normalization_core.typed_load import StreamPlan, asset_stream_plans
@@ -92,10 +92,8 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
     )
     def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource
                   ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-        results = []
-        for load_id in context.partition_keys:
-            context.log.info(f"normalizing load {load_id} of source {source.name}")
-            results.append(normalize_load(spark.spark, config, source.name, load_id))
+        context.log.info(f"normalizing loads {', '.join(context.partition_keys)} of source {source.name}")
+        results = normalize_loads(spark.spark, config, source.name, context.partition_keys)
         for stream, spec in raw.items():
             metadata = raw_metadata(results, stream)
             if metadata is not None:

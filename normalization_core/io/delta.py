@@ -11,6 +11,7 @@ from delta.exceptions import DeltaConcurrentModificationException
 from delta.tables import DeltaTable
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 T = TypeVar("T")
 MERGED_TABLE_PROPERTIES = {"delta.enableDeletionVectors": "true"}
@@ -51,14 +52,28 @@ def is_delta_table(spark: SparkSession, path: str) -> bool:
 
 
 def replace_load(df: DataFrame, path: str, load_column: str, load_id: str) -> None:
-    """Replace exactly the rows of `load_id` in the table at `path` with `df`, in one commit.
+    """Replace exactly the rows of `load_id` in the table at `path` with `df`, in one commit."""
+    replace_loads(df, path, load_column, [load_id])
 
-    `load_id` is validated against `^[A-Za-z0-9][A-Za-z0-9._-]*$`, so the predicate is safe.
+
+def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str]) -> None:
+    """Replace exactly the rows of `load_ids` in the table at `path` with `df`, in one commit.
+
+    Load IDs are validated against `^[A-Za-z0-9][A-Za-z0-9._-]*$`, so the predicate is safe.
     """
-    predicate = f"`{load_column}` = '{load_id}'"
+    listed = ", ".join(f"'{load_id}'" for load_id in load_ids)
+    predicate = f"`{load_column}` IN ({listed})"
     with_conflict_retry(lambda: (
         df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
         .option("mergeSchema", "true").save(path)))
+
+
+def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Sequence[str]) -> dict[str, int]:
+    """Rows the table holds now for each of `load_ids` (one counter per load reaches the driver)."""
+    counts = (read_table(spark, path).where(F.col(load_column).isin(list(load_ids)))
+              .groupBy(load_column).count().collect())
+    found = {row[0]: int(row[1]) for row in counts}
+    return {load_id: found.get(load_id, 0) for load_id in load_ids}
 
 
 def read_table(spark: SparkSession, path: str) -> DataFrame:

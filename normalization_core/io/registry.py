@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
-from normalization_core.io.delta import is_delta_table, read_table, replace_load
+from normalization_core.io.delta import is_delta_table, read_table, replace_loads
 
 REGISTRY_SCHEMA = T.StructType([
     T.StructField(C.LOADS_SOURCE, T.StringType()),
@@ -48,10 +48,10 @@ class LoadRecord:
     """The extractor's cursor state (JSON text), stored, never interpreted."""
 
 
-def record_loads(spark: SparkSession, path: str, load_id: str, records: list[LoadRecord]) -> None:
-    """Replace the registry rows of one load (one per stream) in one commit."""
+def record_loads(spark: SparkSession, path: str, load_ids: list[str], records: list[LoadRecord]) -> None:
+    """Replace the registry rows of the loads (one per load and stream) in one commit."""
     rows = spark.createDataFrame([asdict(r) for r in records], REGISTRY_SCHEMA)
-    replace_load(rows, path, C.LOADS_LOAD_ID, load_id)
+    replace_loads(rows, path, C.LOADS_LOAD_ID, load_ids)
 
 
 def normalized_load_ids(spark: SparkSession, path: str) -> set[str]:

@@ -1,6 +1,7 @@
 """Counters gathered while a typed table is written (`DataFrame.observe`): no extra pass over the data."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, Observation
@@ -11,6 +12,7 @@ from normalization_core.transform.typing import NULLED
 
 NULLED_VALUES = "nulled_values"
 NULLED_ROWS = "nulled_rows"
+ROWS = "rows"
 
 
 @dataclass(frozen=True)
@@ -21,16 +23,22 @@ class NulledCounts:
     """Rows with at least one `NULLED` change."""
 
 
-def observe_nulled(df: DataFrame, names: SystemNames) -> tuple[DataFrame, Observation]:
-    """`df` observed for its `NULLED` changes; read them with `nulled_counts` after the write."""
+def observe_loads(df: DataFrame, names: SystemNames, load_ids: Sequence[str]) -> tuple[DataFrame, Observation]:
+    """`df` observed for its rows and `NULLED` changes per load; read them with `load_counts` after the write."""
     nulled = F.size(F.filter(F.col(names.meta).getField("changes"), lambda c: c.getField("change") == NULLED))
+    metrics = []
+    for i, load_id in enumerate(load_ids):
+        of_load = F.col(names.load_id) == F.lit(load_id)
+        metrics += [F.count_if(of_load).alias(f"{ROWS}{i}"),
+                    F.coalesce(F.sum(F.when(of_load, nulled)), F.lit(0)).alias(f"{NULLED_VALUES}{i}"),
+                    F.count_if(of_load & (nulled > 0)).alias(f"{NULLED_ROWS}{i}")]
     observation = Observation()
-    observed = df.observe(observation, F.coalesce(F.sum(nulled), F.lit(0)).alias(NULLED_VALUES),
-                          F.count_if(nulled > 0).alias(NULLED_ROWS))
-    return observed, observation
+    return df.observe(observation, *metrics), observation
 
 
-def nulled_counts(observation: Observation) -> NulledCounts:
-    """The counters of a completed write (blocks until its action has finished)."""
+def load_counts(observation: Observation, load_ids: Sequence[str]) -> dict[str, tuple[int, NulledCounts]]:
+    """Rows and NULLED counts per load of a completed write (blocks until its action has finished)."""
     metrics = observation.get
-    return NulledCounts(int(metrics[NULLED_VALUES]), int(metrics[NULLED_ROWS]))
+    return {load_id: (int(metrics[f"{ROWS}{i}"]), NulledCounts(int(metrics[f"{NULLED_VALUES}{i}"]),
+                                                              int(metrics[f"{NULLED_ROWS}{i}"])))
+            for i, load_id in enumerate(load_ids)}

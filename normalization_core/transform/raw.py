@@ -14,6 +14,7 @@ KIND = "kind"
 STATE_JSON = "state_json"
 EXTRACTED_AT = "extracted_at"
 PARSED = "parsed"
+LOAD_ID = "load_id"
 """The line's JSON as a VARIANT, parsed once for validation and typing (NULL when it cannot be one)."""
 _BOM = "\ufeff"
 _AIRBYTE_MESSAGE = T.StructType([
@@ -116,9 +117,10 @@ def raw_id(load_id: Column, file: Column, line: Column) -> Column:
     return F.substring(F.sha2(key, 256), 1, 32)
 
 
-def raw_rows(lines: DataFrame, names: SystemNames, load_id: str, with_parsed: bool = False) -> DataFrame:
-    """Classified lines of one stream -> the raw table's columns (plus `PARSED`, for typing, if asked)."""
-    lid = F.lit(load_id)
+def raw_rows(lines: DataFrame, names: SystemNames, with_parsed: bool = False) -> DataFrame:
+    """Classified lines of one stream, with their `LOAD_ID` -> the raw table's columns (plus `PARSED`,
+    for typing, if asked)."""
+    lid = F.col(LOAD_ID)
     return lines.select(
         raw_id(lid, F.col(FILE), F.col(LINE)).alias(names.raw_id),
         lid.alias(names.load_id),

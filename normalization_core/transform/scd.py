@@ -114,17 +114,17 @@ def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root
 
 
 def history_changes(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
-                    root: str, load_id: str) -> DataFrame:
+                    root: str, load_ids: Sequence[str]) -> DataFrame:
     """MERGE source for the history table: the recomputed history of the touched keys (`DELETE` false)
     plus the touched rows that no longer exist (`DELETE` true).
 
     `existing`: the history rows of the keys in `incoming`. Rows this load wrote before are dropped
-    first, so running a load again gives the same rows.
+    first, so running loads again gives the same rows.
     """
     if existing is None:
         return history_rows(incoming, names, cols, root).withColumn(DELETE, F.lit(False))
     base = [c for c in incoming.columns if c in existing.columns]
-    others = existing.where(F.col(names.load_id) != F.lit(load_id)).select(*base)
+    others = existing.where(~F.col(names.load_id).isin(list(load_ids))).select(*base)
     recomputed = history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols, root)
     row_id = names.row_id(root)
     gone = (existing.select(row_id).join(recomputed.select(row_id), row_id, "left_anti")

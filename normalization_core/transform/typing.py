@@ -6,8 +6,10 @@ union objects, a VARIANT.
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import reduce
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -53,9 +55,13 @@ def nulled(field: str, failed: Column, reason: str = TYPECAST_ERROR) -> Column:
 
 def meta_column(changes: Sequence[Column]) -> Column:
     """`_norm_meta` from change candidates; an empty array when nothing changed."""
+    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
     if not changes:
-        return F.struct(F.array().cast(T.ArrayType(CHANGE_TYPE)).alias("changes"))
-    return F.struct(F.filter(F.array(*changes), lambda change: change.isNotNull()).alias("changes"))
+        return F.struct(empty.alias("changes"))
+    # Most rows change nothing: the array and its (interpreted) filter are only built for rows that do.
+    changed = reduce(operator.or_, [change.isNotNull() for change in changes])
+    kept = F.filter(F.array(*changes), lambda change: change.isNotNull())
+    return F.struct(F.when(changed, kept).otherwise(empty).alias("changes"))
 
 
 def is_present(variant: Column) -> Column:

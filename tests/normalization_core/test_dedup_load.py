@@ -122,7 +122,7 @@ def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_
         config = case_config(tmp_path_factory.mktemp("wh"), case)
         for i in sequence:
             rows = raw_frame(spark, [packages[i]])
-            write_dedup_tables(spark, config, config.source("src"), N, plan, rows, f"P{i}")
+            write_dedup_tables(spark, config, config.source("src"), N, plan, rows, [f"P{i}"])
         return [table_rows(read_table(spark, config.table_path("src", t))) for t in (f"{STREAM}_scd", STREAM)]
 
     history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)
