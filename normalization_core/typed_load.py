@@ -16,7 +16,8 @@ from pyspark.sql import functions as F
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.dedup_load import write_dedup_tables
+from normalization_core.errors import ConfigError
+from normalization_core.dedup_load import dedup_tables, write_dedup_tables
 from normalization_core.io.delta import replace_all, replace_loads, rows_per_load, run_concurrently
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, record_version
@@ -62,7 +63,21 @@ def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
                                          max_identifier_length=source.max_identifier_length,
                                          max_table_nesting=source.max_table_nesting, namespace=source.name)
         plans[name] = StreamPlan(settings, schema)
+    check_distinct_tables(source, plans)
     return plans
+
+
+def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) -> None:
+    """Refuse two streams that would write one table (their rows would be merged silently, SPEC §4)."""
+    names = system_names(source.convention)
+    owner: dict[str, str] = {}
+    for stream, plan in plans.items():
+        tables = dedup_tables(plan, names) if plan.settings.destination_sync_mode == "append_dedup" else plan.tables
+        for table in tables:
+            other = owner.setdefault(table.lower(), stream)
+            if other != stream:
+                raise ConfigError(f"source {source.name!r}", f"streams {other!r} and {stream!r} both normalize "
+                                                             f"to table {table!r}; rename one of them")
 
 
 def versions_path(config: LakenormConfig, source: SourceConfig) -> str:
@@ -86,6 +101,7 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
         schema = evolve(previous.schema, observed) if previous else infer_schema(
             stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting)
         plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
+    check_distinct_tables(source, {**catalog_plans, **plans})
     for plan in plans.values():
         record_version(spark, path, plan.schema)
     return plans
@@ -102,6 +118,7 @@ def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str
     for stream, stored in latest_versions(spark, path).items():
         if stream not in plans and stored.schema.get("inferred"):
             plans[stream] = StreamPlan(stream_settings(source, catalog, stream), stored.schema)
+    check_distinct_tables(source, plans)
     return plans
 
 

@@ -1,0 +1,41 @@
+"""Two streams of a source that would write one table are refused, naming both (SPEC §4)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from normalization_core.config import parse_config
+from normalization_core.errors import ConfigError
+from normalization_core.typed_load import stream_plans
+from tests.conftest import CASES
+
+CASES_DOC = json.loads((CASES / "collisions" / "stream_tables.json").read_text(encoding="utf-8"))["cases"]
+
+
+def _catalog(case) -> dict:
+    streams = []
+    for name, properties in case["streams"].items():
+        schema = {"type": "object", "properties": {"id": {"type": "integer"}, **properties}}
+        dedup = name in case.get("dedup", [])
+        streams.append({"stream": {"name": name, "json_schema": schema},
+                        "destination_sync_mode": "append_dedup" if dedup else "append",
+                        **({"primary_key": [["id"]], "cursor_field": ["id"]} if dedup else {})})
+    return {"streams": streams}
+
+
+@pytest.mark.parametrize("case", CASES_DOC, ids=lambda c: "+".join(c["streams"]))
+def test_streams_writing_one_table_are_refused(tmp_path, case):
+    (tmp_path / "catalog.json").write_text(json.dumps(_catalog(case)))
+    (tmp_path / "landing").mkdir()
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "src", "landing": "landing", "catalog": "catalog.json",
+                                                            "convention": case["convention"]}]}, base_dir=tmp_path)
+    if case["clash"] is None:
+        plans = stream_plans(config.source("src"))
+        assert set(plans) == set(case["streams"])
+        return
+    with pytest.raises(ConfigError) as raised:
+        stream_plans(config.source("src"))
+    message = str(raised.value)
+    assert all(repr(stream) in message for stream in case["streams"])
+    assert repr(case["clash"]) in message
