@@ -71,7 +71,7 @@ def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence
 def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Sequence[str]) -> dict[str, int]:
     """Rows the table holds now for each of `load_ids` (one counter per load reaches the driver)."""
     counts = (read_table(spark, path).where(F.col(load_column).isin(list(load_ids)))
-              .groupBy(load_column).count().collect())
+              .groupBy(load_column).count().collect())  # one counter per load ID: metadata
     found = {row[0]: int(row[1]) for row in counts}
     return {load_id: found.get(load_id, 0) for load_id in load_ids}
 

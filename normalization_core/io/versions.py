@@ -82,5 +82,5 @@ def _known_versions(spark: SparkSession, path: str, stream: str) -> dict[str, in
     if not is_delta_table(spark, path):
         return {}
     rows = (read_table(spark, path).where(F.col(C.VERSIONS_STREAM) == stream)
-            .select(C.VERSIONS_HASH, C.VERSIONS_VERSION).collect())
+            .select(C.VERSIONS_HASH, C.VERSIONS_VERSION).collect())  # a few short rows per stream: metadata
     return {r[0]: r[1] for r in rows}

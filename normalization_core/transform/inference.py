@@ -38,8 +38,7 @@ def observed_types(raw_rows: DataFrame, names: SystemNames) -> set[tuple[tuple[s
     while True:
         level = frontier.select(_PATH, _VALUE, value_kind(F.col(_VALUE)).alias(_KIND)).persist(
             StorageLevel.MEMORY_AND_DISK)
-        # distinct (path, kind) pairs: a few per column, metadata rather than data
-        pairs = level.where(F.col(_KIND).isNotNull()).select(_PATH, _KIND).distinct().collect()
+        pairs = level.where(F.col(_KIND).isNotNull()).select(_PATH, _KIND).distinct().collect()  # metadata: a few (path, kind) per column
         if previous is not None:
             previous.unpersist()
         previous = level
