@@ -15,7 +15,7 @@ from normalization_core.errors import LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions
-from normalization_core.pipeline import LoadResult, normalize_load, normalize_loads, pending_packages
+from normalization_core.pipeline import LoadResult, normalize_loads, pending_packages
 from normalization_core.schema import schema_document
 from normalization_core.typed_load import stream_plans, versions_path
 from normalization_core.rebuild import rebuild_stream
@@ -92,24 +92,16 @@ def cmd_normalize(args: argparse.Namespace) -> int:
 
 
 def normalize_and_report(spark: SparkSession, config: LakenormConfig, source: SourceConfig, load_ids: list[str]) -> int:
-    """All loads in one pass; if one of them fails, load by load, so that each error is reported and
-    the others land (every write is idempotent, so loads a failed pass committed are simply redone)."""
-    try:
-        results = normalize_loads(spark, config, source.name, load_ids) if len(load_ids) > 1 else None
-    except LakenormError:
-        results = None
-    if results is not None:
-        for result in results:
-            print_summary(result)
-        return 0
-    failures = 0
-    for load_id in load_ids:
-        try:
-            print_summary(normalize_load(spark, config, source.name, load_id))
-        except LakenormError as err:
-            print(f"lakenorm: {err}", file=sys.stderr)
-            failures += 1
-    return failures
+    """Normalize the loads (several per pass), print each result and each failing load's error; failures."""
+    failed: list[str] = []
+
+    def report(load_id: str, err: Exception) -> None:
+        print(f"lakenorm: {err}", file=sys.stderr)
+        failed.append(load_id)
+
+    for result in normalize_loads(spark, config, source.name, load_ids, on_error=report):
+        print_summary(result)
+    return len(failed)
 
 
 def print_summary(result: LoadResult) -> None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial, reduce
@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from normalization_core import columns as C
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.errors import PackageError, UnknownLoadError
+from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.io.delta import is_delta_table, replace_loads, run_concurrently
 from normalization_core.io.packages import Discovery, LoadPackage, discover_packages, find_package
 from normalization_core.io.reader import read_package_lines, unreadable_file
@@ -89,27 +89,47 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
     return normalize_loads(spark, config, source_name, [load_id])[0]
 
 
-def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: str, load_ids: Sequence[str]
-                    ) -> list[LoadResult]:
+def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: str, load_ids: Sequence[str],
+                    on_error: Callable[[str, LakenormError], None] | None = None) -> list[LoadResult]:
     """Normalize load IDs, several in one pass: one read of their files and one commit per table.
 
     The result equals normalizing them one by one, except that an inferred stream's schema is inferred from
     all loads of the pass at once (as a rebuild does), not evolved load after load. A package
     that fails before anything is committed (an unreadable file, a stream its manifest does not list)
-    makes its pass run load by load instead, so the other loads still land and its error is raised.
+    makes its pass run load by load instead, so the other loads still land and its error is raised, or,
+    with `on_error`, handed to it (load ID, error) while the remaining loads go on.
     """
     source = config.source(source_name)
-    packages = [_package(source, load_id) for load_id in dict.fromkeys(load_ids)]
+    packages = []
+    for load_id in dict.fromkeys(load_ids):
+        try:
+            packages.append(_package(source, load_id))
+        except UnknownLoadError as err:
+            if on_error is None:
+                raise
+            on_error(load_id, err)
     results: list[LoadResult] = []
     for start in range(0, len(packages), MAX_LOADS_PER_PASS):
         chunk = packages[start:start + MAX_LOADS_PER_PASS]
         try:
             results += _normalize_pass(spark, config, source, chunk)
         except PackageError:
-            if len(chunk) == 1:
+            if len(chunk) == 1 and on_error is None:
                 raise
-            for package in chunk:
-                results += _normalize_pass(spark, config, source, [package])
+            results += _load_by_load(spark, config, source, chunk, on_error)
+    return results
+
+
+def _load_by_load(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],
+                  on_error: Callable[[str, LakenormError], None] | None) -> list[LoadResult]:
+    results = []
+    for package in packages:
+        try:
+            results += _normalize_pass(spark, config, source, [package])
+        except LakenormError as err:
+            if on_error is None:
+                raise
+            on_error(package.load_id, err)
     return results
 
 
