@@ -26,7 +26,8 @@ from normalization_core.io.delta import (
 )
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.model import root_table
-from normalization_core.transform.nesting import child_table, parse_records, record_variant, typed_root
+from normalization_core.transform.nesting import child_table, typed_root
+from normalization_core.transform.parse import parse_records, record_variant
 from normalization_core.transform.scd import (
     DELETE,
     RECORD_HASH,
@@ -118,8 +119,8 @@ def scd_history(parsed: DataFrame, names: SystemNames, plan: StreamPlan) -> Data
 
 
 def parse_versions(raw_rows: DataFrame, names: SystemNames, schema: StreamSchema) -> DataFrame:
-    """`parse_records` plus each record's content hash, taken from the same VARIANT (no second parse)."""
-    digest = record_hash(record_variant(raw_rows, names, schema), F.col(names.data)).alias(RECORD_HASH)
+    """`parse_records` plus each record's content hash (of its VARIANT's canonical JSON)."""
+    digest = record_hash(record_variant(names, schema), F.col(names.data)).alias(RECORD_HASH)
     return parse_records(raw_rows, names, schema, carry=[digest])
 
 

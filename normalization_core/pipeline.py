@@ -22,7 +22,8 @@ from normalization_core.io.registry import LoadRecord, is_newest_load, normalize
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
-from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, write_typed_tables
+from normalization_core.transform.parse import PARSED, parsed_columns, with_parsed_records
+from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, stream_plans, write_typed_tables
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceC
                     packages: list[LoadPackage]) -> list[LoadResult]:
     names = system_names(source.convention)
     tables = {s: t for p in packages for s, t in _raw_tables(source, p).items()}
-    lines = _classified_lines(spark, packages).persist(StorageLevel.MEMORY_AND_DISK)
+    catalog = {s: p.schema for s, p in stream_plans(source).items() if s in tables}
+    lines = with_parsed_records(_classified_lines(spark, packages), catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _count_lines(packages, lines)
         writes = [partial(_write_raw, config, source, names, lines, _loads_with(packages, s), s, t)
@@ -182,12 +184,15 @@ def _write_raw(config: LakenormConfig, source: SourceConfig, names: SystemNames,
     replace_loads(_stream_rows(lines, names, stream), config.table_path(source.name, table), names.load_id, load_ids)
 
 
-def _stream_rows(lines: DataFrame, names: SystemNames, stream: str, with_parsed: bool = False,
+def _stream_rows(lines: DataFrame, names: SystemNames, stream: str, with_readable: bool = False,
                  load_ids: Sequence[str] | None = None) -> DataFrame:
     stream_lines = lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream))
     if load_ids is not None:
         stream_lines = stream_lines.where(F.col(R.LOAD_ID).isin(list(load_ids)))
-    return R.raw_rows(stream_lines, names, with_parsed)
+    if not with_readable:
+        return R.raw_rows(stream_lines, names)
+    parsed = [F.col(c).alias(name) for c, name in zip(parsed_columns(stream), PARSED) if c in lines.columns]
+    return R.raw_rows(stream_lines, names, [F.col(R.READABLE), *parsed])
 
 
 def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
@@ -205,7 +210,7 @@ def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConf
             if not is_newest_load(spark, registry_path(config, source), stream, newest.arrival_key):
                 continue
             load_ids = [newest.load_id]
-        rows = _stream_rows(lines, names, stream, with_parsed=True, load_ids=load_ids)
+        rows = _stream_rows(lines, names, stream, with_readable=True, load_ids=load_ids)
         written = write_typed_tables(spark, config, source, names, plan, rows, load_ids)
         typed.update({(load_id, stream): counts for load_id, counts in written.items()})
     return typed

@@ -14,7 +14,8 @@ from normalization_core.dedup_load import rebuild_dedup_tables
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import is_delta_table, read_table, replace_all, run_concurrently
 from normalization_core.pipeline import raw_table_name, registry_path
-from normalization_core.transform.nesting import parse_records, typed_tables
+from normalization_core.transform.nesting import typed_tables
+from normalization_core.transform.parse import parse_records
 from normalization_core.typed_load import StreamPlan, stream_plans
 
 

@@ -25,7 +25,8 @@ from normalization_core.schema import StreamSchema, schema_from_json_schema, sch
 from normalization_core.schema.inference import evolve, infer_schema
 from normalization_core.transform.counts import NulledCounts, load_counts, observe_loads
 from normalization_core.transform.inference import observed_types
-from normalization_core.transform.nesting import parse_records, typed_tables
+from normalization_core.transform.nesting import typed_tables
+from normalization_core.transform.parse import PARSED, parse_records
 
 TYPED_CONVENTIONS = ("native", "dlt", "airbyte")
 
@@ -139,7 +140,9 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     """
     if plan.settings.destination_sync_mode == "append_dedup":
         return _dedup_counts(spark, config, source, names, plan, raw_rows, load_ids)
-    parsed = parse_records(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = parse_records(raw_rows, names, plan.schema)
+    if PARSED[0] not in raw_rows.columns:  # (rows parsed with the lines are read from the lines' cache)
+        parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         frames = typed_tables(parsed, names, plan.schema, normalized_at=F.current_timestamp())
         observed = {table: observe_loads(df, names, load_ids) for table, df in frames.items()}

@@ -1,14 +1,14 @@
 """Typed root and nested child tables of a stream from its raw rows (SPEC §3, §4.2, §5.1), on the executors.
 
-Each record's JSON is parsed once into a VARIANT. Every object level is then cast to a struct whose scalar
-leaves are strings (their JSON text, so a bad value is still there to report) and whose objects and arrays
-stay VARIANTs: a value of the wrong kind (a string where an object is declared, a scalar among objects)
-is then seen, NULLED and reported instead of silently lost. Child tables of any depth `posexplode` their
-way down from the same parsed DataFrame.
+Each record is parsed once (`parse.parse_records`): into its tree when Spark's JSON reader reads it cleanly,
+else into a VARIANT whose object levels are cast to structs as they are read, so that a value of the wrong
+kind (a string where an object is declared, a scalar among objects) is seen, NULLED and reported instead
+of silently lost (`rows`). Each table is built from both kinds of rows. Child tables of any depth
+`posexplode` their way down from the same parsed DataFrame.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
@@ -25,8 +25,9 @@ from normalization_core.schema.model import (
     lineage,
     root_table,
 )
-from normalization_core.transform.kinds import keep_big_integers, value_kind
-from normalization_core.transform.raw import PARSED
+from normalization_core.transform.kinds import value_kind
+from normalization_core.transform.parse import CLEAN, RECORD, TREE
+from normalization_core.transform.rows import TreeReader, VariantReader, row_level
 from normalization_core.transform.typing import (
     SCALAR_LOGICAL_TYPES,
     cast_failed,
@@ -39,9 +40,6 @@ from normalization_core.transform.typing import (
     type_value,
 )
 
-RECORD = "#record"
-"""Column of `parse_records` holding the record's top-level object (positional struct). Internal columns
-start with `#`, which no normalized name contains."""
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
 RECORD_UNREADABLE = "DESTINATION_SERIALIZATION_ERROR"
@@ -55,90 +53,15 @@ def row_key(*parts: Column) -> Column:
     return F.substring(F.sha2(F.concat_ws(_KEY_SEPARATOR, *[p.cast("string") for p in parts]), 256), 1, 32)
 
 
-@dataclass
-class _Level:
-    """The keys of one object of a table row that the schema reads: leaves (logical type) or nested objects."""
-
-    keys: dict[str, str | _Level] = field(default_factory=dict)
-
-    def add(self, path: list[str], logical_type: str) -> None:
-        level = self
-        for key in path[:-1]:
-            nested = level.keys.setdefault(key, _Level())
-            assert isinstance(nested, _Level), f"key {key!r} is both a value and an object"
-            level = nested
-        level.keys[path[-1]] = logical_type
-
-    def at(self, path: tuple[str, ...]) -> _Level:
-        level = self
-        for key in path:
-            nested = level.keys[key]
-            assert isinstance(nested, _Level)
-            level = nested
-        return level
-
-    def fields(self) -> list[tuple[str, str]]:
-        """(key, logical type) pairs; nested objects and arrays are read as VARIANTs."""
-        return [(key, "object" if isinstance(v, _Level) else v) for key, v in self.keys.items()]
-
-    def position(self, key: str) -> str:
-        return f"_{list(self.keys).index(key)}"
-
-    def objects(self, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-        """Paths of the nested objects, parents first."""
-        for key, value in self.keys.items():
-            if isinstance(value, _Level):
-                yield (*prefix, key)
-                yield from value.objects((*prefix, key))
+def _by_path(parsed: DataFrame, build: Callable[[DataFrame, bool], DataFrame]) -> DataFrame:
+    """`build(rows, tree)` over the records read from the VARIANT, plus (`CLEAN` rows) those read from the tree."""
+    if CLEAN not in parsed.columns:
+        return build(parsed, False)
+    return build(parsed.where(~F.col(CLEAN)), False).unionByName(build(parsed.where(F.col(CLEAN)), True))
 
 
-def _row_level(schema: StreamSchema, table: TableSchema) -> _Level:
-    level = _Level()
-    for column in table["columns"]:
-        if column["path"]:
-            level.add(column["path"], "json" if "accepts" in column else column["logical_type"])
-    for child in child_tables(schema, table["name"]):
-        if child["path"]:
-            level.add(child["path"], "json")
-    return level
-
-
-class _RowReader:
-    """Reads values by raw key path from a row struct, casting each nested object once."""
-
-    def __init__(self, row: Column, level: _Level, objects: dict[tuple[str, ...], Column] | None = None) -> None:
-        self.level = level
-        self._objects: dict[tuple[str, ...], Column] = {(): row, **(objects or {})}
-
-    def object_at(self, path: tuple[str, ...]) -> Column:
-        if path not in self._objects:
-            self._objects[path] = cast_object(self.value_at(path), self.level.at(path).fields())
-        return self._objects[path]
-
-    def value_at(self, path: tuple[str, ...]) -> Column:
-        return self.object_at(path[:-1]).getField(self.level.at(path[:-1]).position(path[-1]))
-
-
-def record_variant(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema) -> Column:
-    """The record as a VARIANT: `PARSED` when the rows carry it (parsed when the lines were classified),
-    else parsed from the raw JSON text (inferred streams always: integers beyond 38 digits must stay text)."""
-    if stream_schema.get("inferred"):
-        return F.try_parse_json(keep_big_integers(F.col(names.data)))
-    if PARSED in raw_df.columns:
-        return F.col(PARSED)
-    return F.try_parse_json(F.col(names.data))
-
-
-def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema,
-                  carry: Sequence[str | Column] = ()) -> DataFrame:
-    """Raw rows that are JSON objects: ids, position and the record cast once into `RECORD`.
-
-    The record is read from `record_variant`; `carry` adds raw columns or expressions over the raw rows.
-    """
-    level = _row_level(stream_schema, root_table(stream_schema))
-    record = cast_object(record_variant(raw_df, names, stream_schema), level.fields())
-    keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *carry]
-    return raw_df.where(F.col(names.error).isNull()).select(*keep, record.alias(RECORD))
+def _record(tree: bool) -> Column:
+    return F.col(TREE if tree else RECORD)
 
 
 def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,
@@ -149,16 +72,18 @@ def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchem
     if table is not None and table != root["name"]:
         raise ValueError(f"{table!r} is not the root table of stream {stream_schema['stream']!r}")
     keep = [names.raw_id, names.extracted_at, names.load_id]
-    rows = parsed.select(*keep, *carry, F.col(RECORD).alias(_ROW))
-    unreadable = nulled(RECORD_FIELD, F.col(_ROW).isNull(), RECORD_UNREADABLE)
-    typed = _type_rows(rows, stream_schema, root, [*keep, *carry], [unreadable])
-    return typed.select(
-        *_data_names(root), *keep,
-        row_key(F.col(names.raw_id)).alias(names.row_id(root["name"])),
-        F.col(_META).alias(names.meta),
-        (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at),
-        *carry,
-    )
+    stamp = normalized_at if normalized_at is not None else F.current_timestamp()
+
+    def build(records: DataFrame, tree: bool) -> DataFrame:
+        rows = records.select(*keep, *carry, _record(tree).alias(_ROW))
+        unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(_ROW).isNull(), RECORD_UNREADABLE)]
+        typed = _type_rows(rows, stream_schema, root, [*keep, *carry], unreadable, tree)
+        return typed.select(
+            *_data_names(root), *keep,
+            row_key(F.col(names.raw_id)).alias(names.row_id(root["name"])),
+            F.col(_META).alias(names.meta), stamp.alias(names.normalized_at), *carry,
+        )
+    return _by_path(parsed, build)
 
 
 def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str,
@@ -171,19 +96,22 @@ def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSche
     if len(chain) < 2:
         raise ValueError(f"{table!r} is the root table of stream {stream_schema['stream']!r}, not a child")
     root = F.col(root_key) if root_key else row_key(F.col(names.raw_id))
-    rows = parsed.select(F.col(names.load_id), root.alias(_ROOT), F.col(RECORD).alias(_ROW))
-    rows = rows.withColumn(_KEY, F.col(_ROOT))
-    for parent, child in zip(chain, chain[1:]):
-        rows = _explode(rows, stream_schema, parent, child, names)
     target = chain[-1]
-    typed = _type_rows(rows, stream_schema, target, [names.load_id, _KEY, _PARENT, _INDEX, _ROOT])
     in_array = target["element"] != "nested_object"
-    return typed.select(
-        *_data_names(target), F.col(names.load_id), F.col(_KEY).alias(names.row_id(target["name"])),
-        F.col(_PARENT).alias(names.parent_id(chain[-2]["name"])),
-        *([F.col(_INDEX).cast(T.LongType()).alias(names.list_idx)] if in_array else []),
-        F.col(_ROOT).alias(names.root_id), F.col(_META).alias(names.meta),
-    )
+
+    def build(records: DataFrame, tree: bool) -> DataFrame:
+        rows = records.select(F.col(names.load_id), root.alias(_ROOT), _record(tree).alias(_ROW))
+        rows = rows.withColumn(_KEY, F.col(_ROOT))
+        for parent, child in zip(chain, chain[1:]):
+            rows = _explode(rows, stream_schema, parent, child, names, tree)
+        typed = _type_rows(rows, stream_schema, target, [names.load_id, _KEY, _PARENT, _INDEX, _ROOT], tree=tree)
+        return typed.select(
+            *_data_names(target), F.col(names.load_id), F.col(_KEY).alias(names.row_id(target["name"])),
+            F.col(_PARENT).alias(names.parent_id(chain[-2]["name"])),
+            *([F.col(_INDEX).cast(T.LongType()).alias(names.list_idx)] if in_array else []),
+            F.col(_ROOT).alias(names.root_id), F.col(_META).alias(names.meta),
+        )
+    return _by_path(parsed, build)
 
 
 def typed_tables(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema,
@@ -199,32 +127,34 @@ def typed_tables(parsed: DataFrame, names: SystemNames, stream_schema: StreamSch
 
 
 def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: TableSchema,
-             names: SystemNames) -> DataFrame:
+             names: SystemNames, tree: bool) -> DataFrame:
     """Rows of `parent` -> rows of `child`, one per element of its array; a null or empty array gives none.
 
     A `nested_object` child has one row per parent row whose value is not null, and no list index.
     """
-    value = _array_in(schema, parent, child, F.col(_ROW))
+    value = _array_in(schema, parent, child, F.col(_ROW), tree)
     if child["element"] == "nested_object":
         exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
                                F.lit(None).cast(T.IntegerType()).alias(_INDEX), value.alias(_ELEMENT))
-        exploded = exploded.where(is_present(F.col(_ELEMENT)))
+        present = F.col(_ELEMENT).isNotNull() if tree else is_present(F.col(_ELEMENT))
+        exploded = exploded.where(present)
     else:
         exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
-                               F.posexplode(value.try_cast(_ARRAY)).alias(_INDEX, _ELEMENT))
+                               F.posexplode(value if tree else value.try_cast(_ARRAY)).alias(_INDEX, _ELEMENT))
     element = F.col(_ELEMENT)
-    is_object = child["element"] in ("object", "nested_object")
-    row = cast_object(element, _row_level(schema, child).fields()) if is_object else element
+    is_object = child["element"] in ("object", "nested_object") and not tree
+    row = cast_object(element, row_level(schema, child).fields()) if is_object else element
     return exploded.select(F.col(names.load_id), F.col(_ROOT), F.col(_PARENT), F.col(_INDEX),
                            row_key(F.col(_PARENT), F.lit(child["name"]), F.col(_INDEX)).alias(_KEY),
                            row.alias(_ROW), element)
 
 
-def _array_in(schema: StreamSchema, parent: TableSchema, child: TableSchema, row: Column) -> Column:
-    """The VARIANT holding the child's array in a parent row (a `__list` table's parent row is the array)."""
+def _array_in(schema: StreamSchema, parent: TableSchema, child: TableSchema, row: Column, tree: bool) -> Column:
+    """The value holding the child's array in a parent row (a `__list` table's parent row is the array)."""
     if not child["path"]:
         return row
-    return _RowReader(row, _row_level(schema, parent)).value_at(tuple(child["path"]))
+    reader = TreeReader if tree else VariantReader
+    return reader(row, row_level(schema, parent)).value_at(tuple(child["path"]))
 
 
 def _data_names(table: TableSchema) -> list[str]:
@@ -278,17 +208,20 @@ def _plain(column: ColumnSchema) -> ColumnSchema:
 
 
 def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str],
-               changes: list[Column] | None = None) -> DataFrame:
+               changes: list[Column] | None = None, tree: bool = False) -> DataFrame:
     """Rows with `#row` (and, in child tables, `#element`) -> data columns, `keep` and `#meta`.
 
     Three projections, so that Spark keeps each expensive value once: nested objects cast, values
-    typed, changes gathered from references to texts and typed values.
+    typed, changes gathered from references to texts and typed values. `tree`: the rows are read from
+    the tree, where nothing is of the wrong kind.
     """
     stage = _Stage()
     for change in changes or []:
         stage.add_change(change)
     if table["element"] in ("scalar", "array"):
-        _element_values(stage, table, F.col(_ROW))
+        _element_values(stage, table, F.col(_ROW), tree)
+    elif tree:
+        _object_values(stage, schema, table, TreeReader(F.col(_ROW), row_level(schema, table)))
     else:
         rows, reader = _with_objects(rows, schema, table, keep)
         _object_values(stage, schema, table, reader)
@@ -297,27 +230,41 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
 
 
 def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str]
-                  ) -> tuple[DataFrame, _RowReader]:
+                  ) -> tuple[DataFrame, VariantReader]:
     """Add each nested object of the row as a column; a reader that reads them from there."""
-    level = _row_level(schema, table)
-    casting = _RowReader(F.col(_ROW), level)
+    level = row_level(schema, table)
+    casting = VariantReader(F.col(_ROW), level)
     objects = {path: f"#o{i}" for i, path in enumerate(level.objects())}
     element = [_ELEMENT] if table["kind"] == "child" else []
     rows = rows.select(*keep, _ROW, *element, *[casting.object_at(p).alias(n) for p, n in objects.items()])
-    return rows, _RowReader(F.col(_ROW), level, {path: F.col(name) for path, name in objects.items()})
+    return rows, VariantReader(F.col(_ROW), level, {path: F.col(name) for path, name in objects.items()})
 
 
-def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema, reader: _RowReader) -> None:
-    """Columns of an object row, with the values of the wrong kind reported: element, objects, arrays."""
+def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
+                   reader: VariantReader | TreeReader) -> None:
+    """Columns of an object row, with the values of the wrong kind reported: element, objects, arrays
+    (a row read from the tree has none)."""
+    if not reader.tree:
+        _not_objects(stage, table, reader)
+    for column in table["columns"]:
+        stage.add_value(column, reader.value_at(tuple(column["path"])), field_path(table, column))
+        _add_uncovered(stage, table, column, reader.value_at(tuple(column["path"])))
+    if not reader.tree:
+        _not_arrays(stage, schema, table, reader)
+
+
+def _not_objects(stage: _Stage, table: TableSchema, reader: VariantReader) -> None:
+    """NULLED changes for an element or a nested object whose value is not an object."""
     if table["kind"] == "child":
         not_an_object = is_present(F.col(_ELEMENT)) & F.col(_ROW).isNull()
         stage.add_change(nulled(".".join(table["json_path"]), not_an_object))
     for path in reader.level.objects():
         not_an_object = is_present(reader.value_at(path)) & reader.object_at(path).isNull()
         stage.add_change(nulled(_joined(table, path), not_an_object))
-    for column in table["columns"]:
-        stage.add_value(column, reader.value_at(tuple(column["path"])), field_path(table, column))
-        _add_uncovered(stage, table, column, reader.value_at(tuple(column["path"])))
+
+
+def _not_arrays(stage: _Stage, schema: StreamSchema, table: TableSchema, reader: VariantReader) -> None:
+    """NULLED changes for a child table's value that is not an array."""
     kept_as_json = {tuple(column["path"]) for column in table["columns"]}
     for child in child_tables(schema, table["name"]):
         path = tuple(child["path"])
@@ -325,13 +272,14 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema, read
             stage.add_change(nulled(_joined(table, path), _not_an_array(reader.value_at(path))))
 
 
-def _element_values(stage: _Stage, table: TableSchema, element: Column) -> None:
-    """The `value` (or `list`) column, read from the element VARIANT itself."""
+def _element_values(stage: _Stage, table: TableSchema, element: Column, tree: bool) -> None:
+    """The `value` (or `list`) column, read from the element itself (text or VARIANT)."""
     for column in table["columns"]:
         scalar = column["logical_type"] in SCALAR_LOGICAL_TYPES and "accepts" not in column
-        stage.add_value(column, element.try_cast(T.StringType()) if scalar else element, field_path(table, column))
+        text = element.try_cast(T.StringType()) if scalar and not tree else element
+        stage.add_value(column, text, field_path(table, column))
         _add_uncovered(stage, table, column, element)
-    if table["element"] == "array" and not table["columns"]:
+    if table["element"] == "array" and not table["columns"] and not tree:
         stage.add_change(nulled(".".join(table["json_path"]), _not_an_array(element)))
 
 

@@ -1,6 +1,8 @@
 """Raw-table transforms (SPEC §3): file contents -> lines -> raw rows, all on the executors."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -14,8 +16,10 @@ KIND = "kind"
 STATE_JSON = "state_json"
 EXTRACTED_AT = "extracted_at"
 PARSED = "parsed"
+"""The line's JSON as a VARIANT (NULL when it cannot be one), while the line is classified."""
+READABLE = "readable"
+"""The record is a JSON object that a VARIANT can hold (no duplicate keys, within its size limit)."""
 LOAD_ID = "load_id"
-"""The line's JSON as a VARIANT, parsed once for validation and typing (NULL when it cannot be one)."""
 _BOM = "\ufeff"
 _AIRBYTE_MESSAGE = T.StructType([
     T.StructField("type", T.StringType()),
@@ -69,7 +73,7 @@ def record_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
     return _with_parsed(lines, F.col(TEXT)).select(
         F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT),
         object_error(F.col(TEXT), F.col(PARSED)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
-        F.lit(None).cast("string").alias(STATE_JSON), PARSED,
+        F.lit(None).cast("string").alias(STATE_JSON), F.col(PARSED).isNotNull().alias(READABLE),
     )
 
 
@@ -107,7 +111,7 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
         error.alias(ERROR),
         F.coalesce(emitted, extracted_at).alias(EXTRACTED_AT),
         F.when(kind == "state", F.col("m.state")).alias(STATE_JSON),
-        F.when(is_record, F.col(PARSED)).alias(PARSED),
+        F.when(is_record, F.col(PARSED).isNotNull()).alias(READABLE),
     )
 
 
@@ -117,9 +121,9 @@ def raw_id(load_id: Column, file: Column, line: Column) -> Column:
     return F.substring(F.sha2(key, 256), 1, 32)
 
 
-def raw_rows(lines: DataFrame, names: SystemNames, with_parsed: bool = False) -> DataFrame:
-    """Classified lines of one stream, with their `LOAD_ID` -> the raw table's columns (plus `PARSED`,
-    for typing, if asked)."""
+def raw_rows(lines: DataFrame, names: SystemNames, extra: Sequence[Column] = ()) -> DataFrame:
+    """Classified lines of one stream, with their `LOAD_ID` -> the raw table's columns (then `extra`
+    columns of the lines, for typing)."""
     lid = F.col(LOAD_ID)
     return lines.select(
         raw_id(lid, F.col(FILE), F.col(LINE)).alias(names.raw_id),
@@ -129,7 +133,7 @@ def raw_rows(lines: DataFrame, names: SystemNames, with_parsed: bool = False) ->
         F.col(FILE).alias(names.file),
         F.col(LINE).alias(names.line),
         F.col(ERROR).alias(names.error),
-        *([F.col(PARSED)] if with_parsed else []),
+        *extra,
     )
 
 

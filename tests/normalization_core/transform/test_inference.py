@@ -11,7 +11,8 @@ from pyspark.sql import functions as F
 from normalization_core.columns import NATIVE as N
 from normalization_core.schema.inference import infer_schema
 from normalization_core.transform.inference import observed_types
-from normalization_core.transform.nesting import parse_records, typed_tables
+from normalization_core.transform.nesting import typed_tables
+from normalization_core.transform.parse import parse_records
 
 
 def raw_rows(spark, lines: list[str], partitions: int = 2):

@@ -10,7 +10,8 @@ from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.schema import schema_from_json_schema
-from normalization_core.transform.nesting import parse_records, typed_root
+from normalization_core.transform.nesting import typed_root
+from normalization_core.transform.parse import parse_records
 from normalization_core.transform.raw import raw_schema
 
 NAMES = system_names("native")

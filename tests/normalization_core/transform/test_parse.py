@@ -1,0 +1,78 @@
+"""Each record is read from the tree when Spark's JSON reader converts it cleanly, else from its VARIANT;
+both give the same typed rows (tests/cases/parse/)."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pytest
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from normalization_core.columns import system_names
+from normalization_core.schema import schema_from_json_schema
+from normalization_core.transform import parse
+from normalization_core.transform.nesting import typed_tables
+from normalization_core.transform.parse import CLEAN, parse_records, with_parsed_records
+from normalization_core.transform.raw import LOAD_ID, READABLE, raw_rows, raw_schema, record_lines
+from normalization_core.transform.rows import tree_parser
+
+NAMES = system_names("native")
+CASE = "parse/tree_and_variant.json"
+
+
+def lines_of(case: dict) -> list[str]:
+    return [r.get("text") or json.dumps(r["record"], ensure_ascii=False) for r in case["records"]]
+
+
+def raw_frame(spark, lines: list[str]) -> DataFrame:
+    extracted = datetime(2024, 6, 1, tzinfo=timezone.utc)
+    rows = [(f"r{i:02d}", "L1", extracted, text, "part.jsonl", i + 1, None) for i, text in enumerate(lines)]
+    return spark.createDataFrame(rows, raw_schema(NAMES))
+
+
+def table_rows(tables: dict[str, DataFrame]) -> dict[str, list[str]]:
+    """Every row of every table as sorted JSON (the normalization time left out)."""
+    return {name: sorted(r[0] for r in df.drop(NAMES.normalized_at).select(F.to_json(F.struct("*"))).collect())
+            for name, df in tables.items()}
+
+
+@pytest.fixture(scope="module")
+def case(load_case):
+    case = load_case(CASE)
+    case["schema"] = schema_from_json_schema(case["stream"], case["json_schema"])
+    return case
+
+
+def test_records_the_reader_converts_cleanly_are_read_from_the_tree(spark, case) -> None:
+    parsed = parse_records(raw_frame(spark, lines_of(case)), NAMES, case["schema"])
+    clean = [r[CLEAN] for r in parsed.orderBy(NAMES.raw_id).select(CLEAN).collect()]
+    assert clean == [r["clean"] for r in case["records"]]
+
+
+def test_tree_and_variant_give_the_same_tables(spark, case, monkeypatch) -> None:
+    raw = raw_frame(spark, lines_of(case))
+    both = table_rows(typed_tables(parse_records(raw, NAMES, case["schema"]), NAMES, case["schema"]))
+    monkeypatch.setattr(parse, "tree_parser", lambda schema: None)
+    variant_only = table_rows(typed_tables(parse_records(raw, NAMES, case["schema"]), NAMES, case["schema"]))
+    assert both == variant_only
+    assert len(both["shop"]) == len(case["records"]) and len(both["shop__items__discounts"]) == 3
+
+
+def test_records_parsed_with_their_lines_give_the_same_tables(spark, case) -> None:
+    lines = spark.createDataFrame([("shop", "part.jsonl", i + 1, text) for i, text in enumerate(lines_of(case))],
+                                  "stream string, file string, line long, text string")
+    classified = record_lines(lines, F.lit(datetime(2024, 6, 1, tzinfo=timezone.utc))).withColumn(LOAD_ID, F.lit("L1"))
+    with_trees = with_parsed_records(classified, {"shop": case["schema"]})
+    carried = raw_rows(with_trees, NAMES, [F.col(READABLE), *[F.col(c).alias(n) for c, n in
+                                                              zip(parse.parsed_columns("shop"), parse.PARSED)]])
+    plain = raw_rows(classified, NAMES, [F.col(READABLE)])
+    assert table_rows(typed_tables(parse_records(carried, NAMES, case["schema"]), NAMES, case["schema"])) == \
+        table_rows(typed_tables(parse_records(plain, NAMES, case["schema"]), NAMES, case["schema"]))
+
+
+def test_inferred_streams_and_the_airbyte_layout_have_no_tree() -> None:
+    cars = {"type": "object", "properties": {"specs": {"type": "object", "properties": {"hp": {"type": "integer"}}}}}
+    assert tree_parser(schema_from_json_schema("cars", cars, "airbyte")) is None
+    assert tree_parser(schema_from_json_schema("cars", cars)) is not None
+    assert tree_parser({**schema_from_json_schema("cars", cars), "inferred": True}) is None
