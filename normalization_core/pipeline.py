@@ -22,7 +22,7 @@ from normalization_core.io.registry import LoadRecord, is_newest_load, normalize
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
-from normalization_core.transform.parse import PARSED, parsed_columns, with_parsed_records
+from normalization_core.transform.parse import PARSED, parsed_columns, read_from_variant, with_parsed_records
 from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, stream_plans, write_typed_tables
 
 
@@ -56,6 +56,8 @@ class _Counts:
     rejected: dict[str, int]
     quarantined: int
     states: list[str]
+    from_variant: dict[str, int]
+    """Records per stream that its tree did not read cleanly (typed from their VARIANT)."""
 
 
 def raw_table_name(source: SourceConfig, stream: str) -> str:
@@ -148,14 +150,14 @@ def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceC
     catalog = {s: p.schema for s, p in stream_plans(source).items() if s in tables}
     lines = with_parsed_records(_classified_lines(spark, packages), catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        counts = _count_lines(packages, lines)
+        counts = _count_lines(packages, lines, list(catalog))
         writes = [partial(_write_raw, config, source, names, lines, _loads_with(packages, s), s, t)
                   for s, t in tables.items()]
         writes.append(partial(_write_quarantine, spark, config, source, names, packages, lines,
                               sum(c.quarantined for c in counts.values())))
         run_concurrently(writes)
         plans = load_plans(spark, config, source, list(tables), partial(_stream_rows, lines, names))
-        typed = _write_typed(spark, config, source, names, packages, lines, plans)
+        typed = _write_typed(spark, config, source, names, packages, lines, plans, counts)
     finally:
         lines.unpersist()
     results = [_load_result(source, p, tables, counts[p.load_id], plans, typed) for p in packages]
@@ -185,19 +187,22 @@ def _write_raw(config: LakenormConfig, source: SourceConfig, names: SystemNames,
 
 
 def _stream_rows(lines: DataFrame, names: SystemNames, stream: str, with_readable: bool = False,
-                 load_ids: Sequence[str] | None = None) -> DataFrame:
+                 load_ids: Sequence[str] | None = None, all_clean: bool = False) -> DataFrame:
+    """The stream's raw rows; `with_readable`: plus what typing reads (their parse, if made with the lines;
+    `all_clean`: every record was read from its tree, so the rows carry no VARIANT path)."""
     stream_lines = lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream))
     if load_ids is not None:
         stream_lines = stream_lines.where(F.col(R.LOAD_ID).isin(list(load_ids)))
     if not with_readable:
         return R.raw_rows(stream_lines, names)
-    parsed = [F.col(c).alias(name) for c, name in zip(parsed_columns(stream), PARSED) if c in lines.columns]
+    carried = parsed_columns(stream)[:1] if all_clean else parsed_columns(stream)
+    parsed = [F.col(c).alias(name) for c, name in zip(carried, PARSED) if c in lines.columns]
     return R.raw_rows(stream_lines, names, [F.col(R.READABLE), *parsed])
 
 
 def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                 packages: list[LoadPackage], lines: DataFrame, plans: dict[str, StreamPlan]
-                 ) -> dict[tuple[str, str], TypedCounts]:
+                 packages: list[LoadPackage], lines: DataFrame, plans: dict[str, StreamPlan],
+                 counts: dict[str, _Counts]) -> dict[tuple[str, str], TypedCounts]:
     """Counts per (load ID, stream). `overwrite` writes the newest of the loads, and only if no newer
     load was normalized before."""
     typed = {}
@@ -210,7 +215,8 @@ def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConf
             if not is_newest_load(spark, registry_path(config, source), stream, newest.arrival_key):
                 continue
             load_ids = [newest.load_id]
-        rows = _stream_rows(lines, names, stream, with_readable=True, load_ids=load_ids)
+        all_clean = not any(counts[load_id].from_variant.get(stream, 0) for load_id in load_ids)
+        rows = _stream_rows(lines, names, stream, with_readable=True, load_ids=load_ids, all_clean=all_clean)
         written = write_typed_tables(spark, config, source, names, plan, rows, load_ids)
         typed.update({(load_id, stream): counts for load_id, counts in written.items()})
     return typed
@@ -238,10 +244,11 @@ def _classified_lines(spark: SparkSession, packages: list[LoadPackage]) -> DataF
     return reduce(DataFrame.unionByName, frames)
 
 
-def _count_lines(packages: list[LoadPackage], lines: DataFrame) -> dict[str, _Counts]:
+def _count_lines(packages: list[LoadPackage], lines: DataFrame, streams: list[str]) -> dict[str, _Counts]:
     """One pass over the packages (this is where unreadable files surface, before any commit)."""
     agg = lines.groupBy(R.LOAD_ID, R.KIND, R.STREAM).agg(
         F.count(F.lit(1)).alias("n"), F.count(R.ERROR).alias("bad"),
+        F.count_if(read_from_variant(lines, streams)).alias("from_variant"),
         F.collect_list(R.STATE_JSON).alias("states"))
     try:
         rows = agg.collect()  # a handful of (load, kind, stream) counters: metadata, not data
@@ -264,6 +271,7 @@ def _package_counts(package: LoadPackage, rows: list) -> _Counts:
         rejected={s: r["bad"] for s, r in records.items()},
         quarantined=sum(r["n"] for r in rows if r[R.KIND] == "quarantine"),
         states=[s for r in rows if r[R.KIND] == "state" for s in r["states"]],
+        from_variant={s: r["from_variant"] for s, r in records.items()},
     )
 
 

@@ -55,6 +55,8 @@ def row_key(*parts: Column) -> Column:
 
 def _by_path(parsed: DataFrame, build: Callable[[DataFrame, bool], DataFrame]) -> DataFrame:
     """`build(rows, tree)` over the records read from the VARIANT, plus (`CLEAN` rows) those read from the tree."""
+    if RECORD not in parsed.columns:
+        return build(parsed, True)
     if CLEAN not in parsed.columns:
         return build(parsed, False)
     return build(parsed.where(~F.col(CLEAN)), False).unionByName(build(parsed.where(F.col(CLEAN)), True))

@@ -53,8 +53,9 @@ def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSc
     if parser is None:
         level = row_level(stream_schema, root_table(stream_schema))
         return valid.select(*keep, cast_object(record_variant(names, stream_schema), level.fields()).alias(RECORD))
-    if PARSED[0] in raw_df.columns:
-        return valid.select(*keep, *[F.col(c).alias(n) for c, n in zip(PARSED, (TREE, RECORD, CLEAN))])
+    if PARSED[0] in raw_df.columns:  # (without `RECORD`: every record was read cleanly)
+        carried = [(c, n) for c, n in zip(PARSED, (TREE, RECORD, CLEAN)) if c in raw_df.columns]
+        return valid.select(*keep, *[F.col(c).alias(n) for c, n in carried])
     readable = F.col(READABLE) if READABLE in raw_df.columns else record_variant(names, stream_schema).isNotNull()
     parsed = valid.select(*keep, F.col(names.data), readable.alias(READABLE),
                           parser.parse(F.col(names.data)).alias(_PARSE))
@@ -63,7 +64,8 @@ def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSc
 
 
 PARSED = ("#parsed_tree", "#parsed_record", "#parsed_clean")
-"""Columns of raw rows carrying their records' parse (`TREE`, `RECORD`, `CLEAN`)."""
+"""Columns of raw rows carrying their records' parse (`TREE`, `RECORD`, `CLEAN`); rows whose records were
+all read cleanly may carry the first alone, and their tables then hold no VARIANT path at all."""
 
 
 def parsed_columns(stream: str) -> tuple[str, str, str]:
@@ -84,6 +86,16 @@ def with_parsed_records(lines: DataFrame, schemas: dict[str, StreamSchema]) -> D
         parsed = _record_columns(parser, schemas[stream], F.col(TEXT), is_record[stream], parses[stream])
         columns += [c.alias(name) for c, name in zip(parsed, parsed_columns(stream))]
     return lines.select(*[c for c in lines.columns if not c.startswith(_PARSE)], *columns)
+
+
+def read_from_variant(lines: DataFrame, streams: Sequence[str]) -> Column:
+    """A valid record line that its stream's tree (`with_parsed_records`) did not read cleanly: to count them."""
+    unclean = F.lit(False)
+    for stream in streams:
+        clean = parsed_columns(stream)[2]
+        if clean in lines.columns:
+            unclean = F.when(F.col(STREAM) == stream, ~F.col(clean)).otherwise(unclean)
+    return (F.col(KIND) == "record") & F.col(ERROR).isNull() & unclean
 
 
 def _record_columns(parser: TreeParser, schema: StreamSchema, text: Column, is_record: Column,
