@@ -27,6 +27,9 @@ TREE = "#tree"
 CLEAN = "#clean"
 """Column: the record is in `TREE` (else in `RECORD`)."""
 _PARSE = "#parse"
+PARSED = ("#parsed_tree", "#parsed_record", "#parsed_clean")
+"""Columns of raw rows carrying their records' parse (`TREE`, `RECORD`, `CLEAN`); rows whose records were
+all read cleanly may carry the first alone, and their tables then hold no VARIANT path at all."""
 
 
 def record_variant(names: SystemNames, stream_schema: StreamSchema) -> Column:
@@ -61,11 +64,6 @@ def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSc
                           parser.parse(F.col(names.data)).alias(_PARSE))
     kept = [c for c in parsed.columns if c not in (names.data, READABLE, _PARSE)]
     return parsed.select(*kept, *_record_columns(parser, stream_schema, F.col(names.data), F.lit(True)))
-
-
-PARSED = ("#parsed_tree", "#parsed_record", "#parsed_clean")
-"""Columns of raw rows carrying their records' parse (`TREE`, `RECORD`, `CLEAN`); rows whose records were
-all read cleanly may carry the first alone, and their tables then hold no VARIANT path at all."""
 
 
 def parsed_columns(stream: str) -> tuple[str, str, str]:
