@@ -15,8 +15,9 @@ export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 demo: $(STAMP) $(JARS)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
 
+# Two worker processes, each with its own SparkSession; a test module stays on one worker.
 test: $(STAMP) $(JARS)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadscope
 
 test-fast: $(STAMP) $(JARS)
 	$(PY) -m pytest -m "not slow"

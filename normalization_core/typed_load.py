@@ -20,7 +20,7 @@ from normalization_core.errors import ConfigError
 from normalization_core.dedup_load import dedup_tables, write_dedup_tables
 from normalization_core.io.delta import replace_all, replace_loads, rows_per_load, run_concurrently
 from normalization_core.io.spark import build_spark_session
-from normalization_core.io.versions import latest_versions, record_version
+from normalization_core.io.versions import latest_versions, record_versions
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.schema.inference import evolve, infer_schema
 from normalization_core.transform.counts import NulledCounts, load_counts, observe_loads
@@ -103,8 +103,7 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
             stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting)
         plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
     check_distinct_tables(source, {**catalog_plans, **plans})
-    for plan in plans.values():
-        record_version(spark, path, plan.schema)
+    record_versions(spark, path, [plan.schema for plan in plans.values()])
     return plans
 
 

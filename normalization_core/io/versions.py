@@ -5,6 +5,7 @@ add one version conflict in Delta, and the loser re-reads and finds it (or takes
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -55,7 +56,7 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
     stream, version_hash = schema["stream"], schema_hash(schema)
 
     def attempt() -> tuple[StoredVersion, bool]:
-        known = _known_versions(spark, path, stream)
+        known = {h: v for (_, h), v in _known_versions(spark, path, [stream]).items()}
         if version_hash in known:
             return StoredVersion(stream, known[version_hash], version_hash, schema), False
         version = max(known.values(), default=0) + 1
@@ -71,16 +72,25 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
 
     for _ in range(MAX_ATTEMPTS):
         stored, inserted = with_conflict_retry(attempt)
-        if not inserted or _known_versions(spark, path, stream).get(version_hash) == stored.version:
+        if not inserted or _known_versions(spark, path, [stream]).get((stream, version_hash)) == stored.version:
             return stored
         # a racing run took this version number first: store the schema under the next one
     raise RuntimeError(f"could not store a schema version of stream {stream!r} in {path}")
 
 
-def _known_versions(spark: SparkSession, path: str, stream: str) -> dict[str, int]:
-    """version_hash -> version of one stream (a few short rows: metadata)."""
+def record_versions(spark: SparkSession, path: str, schemas: Iterable[StreamSchema]) -> list[StoredVersion]:
+    """`record_version` of each schema; schemas stored before are found with one read of the table."""
+    schemas = list(schemas)
+    known = _known_versions(spark, path, [s["stream"] for s in schemas])
+    found = [(s, known.get((s["stream"], schema_hash(s)))) for s in schemas]
+    return [StoredVersion(s["stream"], version, schema_hash(s), s) if version is not None
+            else record_version(spark, path, s) for s, version in found]
+
+
+def _known_versions(spark: SparkSession, path: str, streams: list[str]) -> dict[tuple[str, str], int]:
+    """(stream, version_hash) -> version of the streams (a few short rows per stream: metadata)."""
     if not is_delta_table(spark, path):
         return {}
-    rows = (read_table(spark, path).where(F.col(C.VERSIONS_STREAM) == stream)
-            .select(C.VERSIONS_HASH, C.VERSIONS_VERSION).collect())  # a few short rows per stream: metadata
-    return {r[0]: r[1] for r in rows}
+    rows = (read_table(spark, path).where(F.col(C.VERSIONS_STREAM).isin(streams))
+            .select(C.VERSIONS_STREAM, C.VERSIONS_HASH, C.VERSIONS_VERSION).collect())  # a few rows per stream
+    return {(r[0], r[1]): r[2] for r in rows}

@@ -29,6 +29,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_normalize_pending_packages_then_nothing_then_exact_load_again(spark, capsys, config_file):
     ids = write_sample_packages(config_file.parent / "landing", SampleSpec(packages=2, orders=4, customers=2, events=3))
     code, out, err = run(capsys, "--config", str(config_file), "normalize")

@@ -72,6 +72,7 @@ def test_append_dedup_without_primary_key_is_a_configuration_error_naming_the_st
         scd_columns(plan.settings, root_table(plan.schema))
 
 
+@pytest.mark.slow
 def test_loads_in_any_order_and_again_give_the_history_current_and_children_of_a_rebuild(spark, tmp_path, load_case):
     case = load_case("scd/out_of_order_with_children.json")
     config = case_config(tmp_path, case)
@@ -102,6 +103,7 @@ VERSION = st.fixed_dictionaries({"id": st.integers(1, 3), "seq": st.one_of(st.no
                                  "v": st.sampled_from(["a", "b"])})
 
 
+@pytest.mark.slow
 @settings(max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_and_of_a_rebuild(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import functions as F
 
@@ -50,6 +51,7 @@ def delta_rows(path: str, columns: list[str]) -> list[tuple]:
     return sorted(zip(*(table.column(c).to_pylist() for c in columns)))
 
 
+@pytest.mark.slow
 def test_every_table_reads_the_same_without_spark(spark, tmp_path: Path):
     (tmp_path / "landing").mkdir()
     write_catalog(tmp_path / "catalog.json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from normalization_core import cli
@@ -35,6 +36,7 @@ def config_file(tmp_path: Path) -> Path:
     return tmp_path / "lakenorm.yaml"
 
 
+@pytest.mark.slow
 def test_an_inferred_stream_is_typed_evolved_and_versioned_per_load(spark, tmp_path, capsys):
     path = config_file(tmp_path)
     cfg = load_config(path)

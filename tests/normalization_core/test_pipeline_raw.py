@@ -62,6 +62,7 @@ def test_raw_rows_equal_the_input_lines(spark, tmp_path, load_case, newline, bom
     assert (result.streams["things"].raw_lines, result.streams["things"].rejected_lines) == (len(case), bad)
 
 
+@pytest.mark.slow
 def test_renormalizing_a_load_is_idempotent_and_keys_are_stable(spark, tmp_path):
     cfg = make_config(tmp_path)
     ids = write_sample_packages(cfg.source("shop").landing, SampleSpec(packages=2, orders=30, customers=10, events=20))

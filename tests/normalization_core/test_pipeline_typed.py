@@ -4,6 +4,8 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
+
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
@@ -24,6 +26,7 @@ def landed_orders(landing, load_id):
     return [json.loads(line) for line in lines]
 
 
+@pytest.mark.slow
 def test_orders_root_and_children_match_the_input_and_link_up(spark, tmp_path):
     cfg = shop(tmp_path, streams={"orders": {"destination_sync_mode": "append"}})  # every record, not dedup
     landing = cfg.source("shop").landing
@@ -57,6 +60,7 @@ def test_orders_root_and_children_match_the_input_and_link_up(spark, tmp_path):
     assert loads[(ids[0], "orders")]["schema_version_hash"]
 
 
+@pytest.mark.slow
 def test_overwrite_keeps_only_the_newest_load_and_an_older_load_changes_nothing(spark, tmp_path):
     cfg = shop(tmp_path, streams={"events": {"destination_sync_mode": "overwrite"}})
     ids = write_sample_packages(cfg.source("shop").landing, SampleSpec(packages=2, orders=2, customers=2, events=6))

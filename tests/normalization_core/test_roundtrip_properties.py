@@ -268,6 +268,7 @@ def check_round_trip(spark, root: Path, convention: str, records) -> None:
         assert changes == [], name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("convention", ["native", "dlt"])
 def test_records_survive_normalization_and_reassembly(spark, tmp_path_factory, convention):
     @settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,

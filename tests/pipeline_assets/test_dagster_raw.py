@@ -76,6 +76,7 @@ def test_sensor_registers_only_complete_new_packages_and_never_twice(shop):
         assert [r.partition_key for r in third.run_requests] == later
 
 
+@pytest.mark.slow
 def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
     config, landing = shop
     ids = write_sample_packages(landing, SampleSpec(packages=2, orders=7, customers=3, events=4))
@@ -101,6 +102,7 @@ def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
     assert spark.range(1).count() == 1  # the resource left the shared session running
 
 
+@pytest.mark.slow
 def test_a_single_run_backfill_of_two_partitions_writes_both_loads(spark, shop):
     config, landing = shop
     ids = write_sample_packages(landing, SampleSpec(packages=2, orders=3, customers=1, events=2))

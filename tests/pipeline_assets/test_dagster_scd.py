@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dagster as dg
+import pytest
 
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
@@ -24,6 +25,7 @@ def shop(root):
     return config, ids
 
 
+@pytest.mark.slow
 def test_one_multi_partition_run_equals_one_run_per_partition(spark, tmp_path):
     tables = {}
     for mode in ("single_run", "per_partition"):

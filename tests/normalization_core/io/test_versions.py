@@ -4,7 +4,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from normalization_core.io.delta import read_table
-from normalization_core.io.versions import latest_versions, record_version
+from normalization_core.io.versions import latest_versions, record_version, record_versions
 from normalization_core.schema import schema_hash
 from normalization_core.schema.inference import evolve, infer_schema
 
@@ -31,3 +31,14 @@ def test_concurrent_runs_storing_one_schema_store_it_once(spark, tmp_path):
         stored = list(pool.map(lambda _: record_version(spark, path, SECOND), range(3)))
     assert {s.version for s in stored} == {2}
     assert sorted(r["version"] for r in read_table(spark, path).collect()) == [1, 2]
+
+
+def test_recording_several_schemas_stores_only_the_new_ones(spark, tmp_path):
+    path = str(tmp_path / "_norm_versions")
+    other = infer_schema("other", {(("k:x",), "bool")})
+    assert [v.version for v in record_versions(spark, path, [FIRST, other])] == [1, 1]
+    stored = record_versions(spark, path, [SECOND, other])
+    assert [(v.stream, v.version, v.version_hash) for v in stored] == [
+        ("things", 2, schema_hash(SECOND)), ("other", 1, schema_hash(other))]
+    assert sorted((r["stream"], r["version"]) for r in read_table(spark, path).collect()) == [
+        ("other", 1), ("things", 1), ("things", 2)]
