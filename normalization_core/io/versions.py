@@ -5,7 +5,6 @@ add one version conflict in Delta, and the loser re-reads and finds it (or takes
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -46,7 +45,7 @@ def latest_versions(spark: SparkSession, path: str) -> dict[str, StoredVersion]:
         return {}
     table = read_table(spark, path)
     newest = table.groupBy(C.VERSIONS_STREAM).agg(F.max(C.VERSIONS_VERSION).alias(C.VERSIONS_VERSION))
-    rows = table.join(newest, [C.VERSIONS_STREAM, C.VERSIONS_VERSION]).collect()  # one schema per stream
+    rows = table.join(newest, [C.VERSIONS_STREAM, C.VERSIONS_VERSION]).collect()  # one schema per stream: metadata
     return {r[C.VERSIONS_STREAM]: StoredVersion(r[C.VERSIONS_STREAM], r[C.VERSIONS_VERSION], r[C.VERSIONS_HASH],
                                                 yaml.safe_load(r[C.VERSIONS_SCHEMA])) for r in rows}
 
@@ -56,9 +55,9 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
     stream, version_hash = schema["stream"], schema_hash(schema)
 
     def attempt() -> tuple[StoredVersion, bool]:
-        known = {h: v for (_, h), v in _known_versions(spark, path, [stream]).items()}
-        if version_hash in known:
-            return StoredVersion(stream, known[version_hash], version_hash, schema), False
+        known = _known_versions(spark, path, [stream])
+        if (stream, version_hash) in known:
+            return StoredVersion(stream, known[stream, version_hash], version_hash, schema), False
         version = max(known.values(), default=0) + 1
         row = spark.createDataFrame(
             [(stream, version, version_hash, schema_yaml(schema), datetime.now(timezone.utc))], VERSIONS_SCHEMA)
@@ -78,19 +77,22 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
     raise RuntimeError(f"could not store a schema version of stream {stream!r} in {path}")
 
 
-def record_versions(spark: SparkSession, path: str, schemas: Iterable[StreamSchema]) -> list[StoredVersion]:
+def record_versions(spark: SparkSession, path: str, schemas: list[StreamSchema]) -> list[StoredVersion]:
     """`record_version` of each schema; schemas stored before are found with one read of the table."""
-    schemas = list(schemas)
     known = _known_versions(spark, path, [s["stream"] for s in schemas])
-    found = [(s, known.get((s["stream"], schema_hash(s)))) for s in schemas]
-    return [StoredVersion(s["stream"], version, schema_hash(s), s) if version is not None
-            else record_version(spark, path, s) for s, version in found]
+    stored = []
+    for schema in schemas:
+        stream, version_hash = schema["stream"], schema_hash(schema)
+        version = known.get((stream, version_hash))
+        stored.append(StoredVersion(stream, version, version_hash, schema) if version is not None
+                      else record_version(spark, path, schema))
+    return stored
 
 
 def _known_versions(spark: SparkSession, path: str, streams: list[str]) -> dict[tuple[str, str], int]:
     """(stream, version_hash) -> version of the streams (a few short rows per stream: metadata)."""
     if not is_delta_table(spark, path):
         return {}
-    rows = (read_table(spark, path).where(F.col(C.VERSIONS_STREAM).isin(streams))
-            .select(C.VERSIONS_STREAM, C.VERSIONS_HASH, C.VERSIONS_VERSION).collect())  # a few rows per stream
+    wanted = read_table(spark, path).where(F.col(C.VERSIONS_STREAM).isin(streams))
+    rows = wanted.select(C.VERSIONS_STREAM, C.VERSIONS_HASH, C.VERSIONS_VERSION).collect()  # metadata
     return {(r[0], r[1]): r[2] for r in rows}
