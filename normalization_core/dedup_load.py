@@ -17,6 +17,7 @@ from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import (
     MERGED_TABLE_PROPERTIES,
+    materialized,
     is_delta_table,
     last_commit_changed_rows,
     merge_by_key,
@@ -64,26 +65,29 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        keys = incoming.select(*cols.keys).distinct()
+        keys = materialized(incoming.select(*cols.keys).distinct())
 
         def history_source() -> DataFrame:
             if not is_delta_table(spark, history_path):
                 return history_changes(incoming, None, names, cols, root, load_ids)
-            existing = touched(read_table(spark, history_path), keys, cols)
+            existing = materialized(touched(read_table(spark, history_path), keys, cols))
             return history_changes(incoming, existing, names, cols, root, load_ids)
 
         def current_source() -> DataFrame:
-            return current_changes(touched(read_table(spark, history_path), keys, cols), keys, names, cols)
+            history = materialized(touched(read_table(spark, history_path), keys, cols))
+            return current_changes(history, keys, names, cols)
 
-        def children_source(child: str) -> DataFrame:
-            history = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
-            rows = child_table(_with_version(parsed, history, names, root), names, plan.schema, child, _VERSION)
+        def children_source(versioned: DataFrame, child: str) -> DataFrame:
+            rows = child_table(versioned, names, plan.schema, child, _VERSION)
             return rows.withColumn(DELETE, F.lit(False))
 
         merge_by_key(spark, history_path, history_source, [names.row_id(root)], DELETE)
         writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE)]
-        writes += [partial(merge_by_key, spark, paths[c], partial(children_source, c), [names.row_id(c)], DELETE)
-                   for c in children]
+        if children:  # the history rows of these loads, read once for all child tables
+            loaded = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
+            versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root)), names)
+            writes += [partial(merge_by_key, spark, paths[c], partial(children_source, versioned, c),
+                               [names.row_id(c)], DELETE) for c in children]
         run_concurrently(writes)
     finally:
         incoming.unpersist()
@@ -102,7 +106,7 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
         history = read_table(spark, paths[names.history_table(root)])
         current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
         writes = [partial(replace_all, current, paths[root], MERGED_TABLE_PROPERTIES)]
-        versioned = _with_version(parsed, history, names, root)
+        versioned = _with_version(parsed, _version_ids(history, names, root), names)
         writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, _VERSION), paths[c],
                            MERGED_TABLE_PROPERTIES) for c in children]
         run_concurrently(writes)
@@ -131,7 +135,10 @@ def _versions(parsed: DataFrame, names: SystemNames, schema: StreamSchema, cols:
     return with_version_keys(typed, names, cols, root_table(schema)["name"])
 
 
-def _with_version(parsed: DataFrame, history: DataFrame, names: SystemNames, root: str) -> DataFrame:
-    """Parsed rows that are a history row (duplicates left out), with that row's key in `_VERSION`."""
-    versions = history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(_VERSION))
+def _version_ids(history: DataFrame, names: SystemNames, root: str) -> DataFrame:
+    return history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(_VERSION))
+
+
+def _with_version(parsed: DataFrame, versions: DataFrame, names: SystemNames) -> DataFrame:
+    """Parsed rows that are a history row (duplicates left out), with that row's key (`_version_ids`)."""
     return parsed.join(versions, names.raw_id)

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from delta.exceptions import DeltaConcurrentModificationException
 from delta.tables import DeltaTable
+from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -78,6 +79,17 @@ def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Se
 
 def read_table(spark: SparkSession, path: str) -> DataFrame:
     return spark.read.format("delta").load(path)
+
+
+def materialized(df: DataFrame) -> DataFrame:
+    """`df` computed now and kept on the executors (as Delta keeps a MERGE's source), cut from its plan.
+
+    Plans built on the result hold no Delta scan. With deletion vectors, every planning of a scan lists the
+    table's files in a Spark job, and adaptive execution plans again after each stage: a MERGE source over a
+    table read ran ~20 such jobs. Blocks are freed when the result is garbage-collected; lost ones are not
+    recomputed (the write fails, and running it again is safe).
+    """
+    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
 
 def run_concurrently(writes: Sequence[Callable[[], None]], max_workers: int = 4) -> None:
