@@ -146,6 +146,7 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     assets = build_source_assets(config, source, streams)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
-    jobs, schedules = build_schedules(config, source, source_tables(source, streams, asset_stream_plans(config, source)), job)
+    tables = source_tables(source, streams, asset_stream_plans(config, source))
+    jobs, schedules = build_schedules(config, source, tables, job)
     return dg.Definitions(assets=[assets], jobs=[job, *jobs], schedules=schedules,
                           sensors=[build_landing_sensor(source, job=job)])

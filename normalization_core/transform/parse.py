@@ -78,7 +78,8 @@ def with_parsed_records(lines: DataFrame, schemas: dict[str, StreamSchema]) -> D
     parsers = {s: p for s, p in ((s, tree_parser(schema)) for s, schema in schemas.items()) if p is not None}
     is_record = {s: (F.col(KIND) == "record") & (F.col(STREAM) == s) & F.col(ERROR).isNull() for s in parsers}
     parses = {s: f"{_PARSE}_{i}" for i, s in enumerate(parsers)}
-    lines = lines.select("*", *[F.when(is_record[s], p.parse(F.col(TEXT))).alias(parses[s]) for s, p in parsers.items()])
+    trees = [F.when(is_record[s], p.parse(F.col(TEXT))).alias(parses[s]) for s, p in parsers.items()]
+    lines = lines.select("*", *trees)
     columns = []
     for stream, parser in parsers.items():
         parsed = _record_columns(parser, schemas[stream], F.col(TEXT), is_record[stream], parses[stream])
