@@ -32,7 +32,7 @@ def _outcome(failing: DataFrame, counts: dict[str, int] | None = None) -> CheckO
     """`failing` has one row per offending key in column `_KEY`; counts the rows and keeps a sample."""
     sample = failing.select(F.col(_KEY).cast("string").alias(_KEY)).orderBy(_KEY).limit(MAX_OFFENDING)
     total = failing.count()
-    offending = tuple(r[_KEY] for r in sample.collect()) if total else ()  # <= MAX_OFFENDING keys
+    offending = tuple(r[_KEY] for r in sample.collect()) if total else ()  # <= MAX_OFFENDING keys: metadata
     return CheckOutcome(total == 0, total, offending, counts or {})
 
 

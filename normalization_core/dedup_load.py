@@ -17,9 +17,9 @@ from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import (
     MERGED_TABLE_PROPERTIES,
-    materialized,
     is_delta_table,
     last_commit_changed_rows,
+    materialized,
     merge_by_key,
     read_table,
     replace_all,

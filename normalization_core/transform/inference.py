@@ -38,8 +38,8 @@ def observed_types(raw_rows: DataFrame, names: SystemNames) -> set[tuple[tuple[s
     while True:
         level = frontier.select(_PATH, _VALUE, value_kind(F.col(_VALUE)).alias(_KIND)).persist(
             StorageLevel.MEMORY_AND_DISK)
-        # metadata: a few (path, kind) pairs per column
-        pairs = level.where(F.col(_KIND).isNotNull()).select(_PATH, _KIND).distinct().collect()
+        seen = level.where(F.col(_KIND).isNotNull()).select(_PATH, _KIND).distinct()
+        pairs = seen.collect()  # metadata: a few (path, kind) pairs per column
         if previous is not None:
             previous.unpersist()
         previous = level
