@@ -18,12 +18,12 @@ from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import ConfigError
 from normalization_core.dedup_load import dedup_tables, write_dedup_tables
-from normalization_core.io.delta import replace_all, replace_loads, rows_per_load, run_concurrently
+from normalization_core.io.delta import read_table, replace_all, replace_loads, rows_per_load, run_concurrently
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, record_versions
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.schema.inference import evolve, infer_schema
-from normalization_core.transform.counts import NulledCounts, load_counts, observe_loads
+from normalization_core.transform.counts import NulledCounts, load_counts, nulled_by_load, observe_loads
 from normalization_core.transform.inference import observed_types
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import PARSED, parse_records
@@ -154,8 +154,12 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     finally:
         parsed.unpersist()
     counts = {table: load_counts(observation, load_ids) for table, (_, observation) in observed.items()}
+    nulled = {table: {load_id: n for load_id, (_, n) in per_load.items()} for table, per_load in counts.items()}
+    for table, per_load in nulled.items():
+        if None in per_load.values():
+            nulled[table] = nulled_by_load(read_table(spark, paths[table]), names, load_ids)
     return {load_id: TypedCounts({t: c[load_id][0] for t, c in counts.items()},
-                                 {t: c[load_id][1] for t, c in counts.items()}) for load_id in load_ids}
+                                 {t: n[load_id] for t, n in nulled.items()}) for load_id in load_ids}
 
 
 def _dedup_counts(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,

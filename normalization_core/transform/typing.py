@@ -106,12 +106,23 @@ def to_timestamp_ntz(text: Column) -> Column:
 
 
 def to_timestamp_utc(text: Column) -> Column:
-    """An instant: any offset or zone is applied; text without one is UTC, whatever the session zone."""
+    """An instant: any offset or zone is applied; text without one is UTC, whatever the session zone.
+
+    In a UTC session (lakenorm's own) Spark's cast reads both kinds of text as that; the zone check serves
+    other sessions only. The zone is the one the cast itself was resolved with, a constant by the time the
+    query is planned, so the branch not taken is dropped from the plan.
+    """
+    zoned = F.when(text.rlike(_ISO_DATE), text.try_cast(T.TimestampType()))
     wall = to_timestamp_ntz(text)
     naive_as_utc = F.make_timestamp(F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall),
                                     F.minute(wall), F.date_part(F.lit("SECOND"), wall), F.lit("UTC"))
-    zoned = F.when(text.rlike(_ISO_DATE), text.try_cast(T.TimestampType()))
-    return F.when(text.rlike(_HAS_ZONE), zoned).otherwise(naive_as_utc)
+    in_any_zone = F.when(text.rlike(_HAS_ZONE), zoned).otherwise(naive_as_utc)
+    return F.when(_resolved_zone() == F.lit("UTC"), zoned).otherwise(in_any_zone)
+
+
+def _resolved_zone() -> Column:
+    """The session zone as of when the expression is resolved (as casts and date functions take it)."""
+    return F.date_format(F.lit(0).cast(T.TimestampType()), "VV")
 
 
 def to_time_micros(text: Column) -> Column:

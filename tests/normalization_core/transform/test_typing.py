@@ -87,6 +87,28 @@ def test_timestamps_without_offset_are_utc_whatever_the_session_zone(spark) -> N
     assert micros == [1710037800000000, 1717228800000000]
 
 
+def test_timestamp_cases_read_the_same_in_a_session_of_another_zone(spark, load_case) -> None:
+    """Typing takes another route outside UTC sessions (`to_timestamp_utc`): every case must agree."""
+    cases = [c for c in load_case("typing/scalar_values.json")["cases"]
+             if c["schema"].get("format") == "date-time" and "airbyte_type" not in c["schema"]]
+    columns = [f"c{i}" for i in range(len(cases))]
+    json_schema = {"type": "object", "properties": {c: case["schema"] for c, case in zip(columns, cases)}}
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    try:
+        df = typed(spark, json_schema, [{c: case["value"] for c, case in zip(columns, cases)}])
+        (row,) = df.select(*[F.unix_micros(c).alias(c) for c in columns], NAMES.meta).collect()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+    expected = [None if case["expected"] is None else
+                int(datetime.fromisoformat(case["expected"]).replace(tzinfo=timezone.utc).timestamp() * 1_000_000)
+                for case in cases]
+    assert len(cases) >= 10
+    assert [row[c] for c in columns] == expected
+    assert [change.field for change in row[NAMES.meta].changes] == [
+        c for c, case in zip(columns, cases) if case["nulled"]]
+
+
 def test_records_not_readable_as_variant_are_kept_and_reported(spark) -> None:
     names = system_names("dlt")
     schema = schema_from_json_schema("s", {"type": "object", "properties": {"a": {"type": "integer"}}}, "dlt")
