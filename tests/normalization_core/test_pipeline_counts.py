@@ -32,8 +32,9 @@ def test_nulled_counts_per_table_equal_the_bad_values_of_the_package(spark, tmp_
     land(tmp_path, "L1", "2026-01-01T00:00:00Z", case["lines"])
     orders = normalize_load(spark, config, "shop", "L1").streams["orders"]
     expected = case["expected"]
-    assert {t: n.values for t, n in orders.nulled.items() if t in expected["nulled_values"]} == expected["nulled_values"]
-    assert {t: n.rows for t, n in orders.nulled.items() if t in expected["nulled_rows"]} == expected["nulled_rows"]
+    nulled = orders.nulled
+    assert {t: n.values for t, n in nulled.items() if t in expected["nulled_values"]} == expected["nulled_values"]
+    assert {t: n.rows for t, n in nulled.items() if t in expected["nulled_rows"]} == expected["nulled_rows"]
     changes = read_table(spark, config.table_path("shop", "orders")).selectExpr(
         "explode(_norm_meta.changes) AS c").where("c.change = 'NULLED'").count()
     assert changes == expected["nulled_values"]["orders"]
