@@ -117,12 +117,14 @@ def to_timestamp_utc(text: Column) -> Column:
     naive_as_utc = F.make_timestamp(F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall),
                                     F.minute(wall), F.date_part(F.lit("SECOND"), wall), F.lit("UTC"))
     in_any_zone = F.when(text.rlike(_HAS_ZONE), zoned).otherwise(naive_as_utc)
-    return F.when(_resolved_zone() == F.lit("UTC"), zoned).otherwise(in_any_zone)
+    return F.when(_resolved_zone_name() == F.lit("UTC"), zoned).otherwise(in_any_zone)
 
 
-def _resolved_zone() -> Column:
-    """The session zone as of when the expression is resolved (as casts and date functions take it)."""
-    return F.date_format(F.lit(0).cast(T.TimestampType()), "VV")
+def _resolved_zone_name() -> Column:
+    """The short name of the session zone as of when the expression is resolved (as casts take it): `UTC`
+    only for zones always at offset 0. (`z`, unlike the zone ID pattern, also formats under the LEGACY
+    time parser policy.)"""
+    return F.date_format(F.lit(0).cast(T.TimestampType()), "z")
 
 
 def to_time_micros(text: Column) -> Column:

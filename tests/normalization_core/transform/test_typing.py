@@ -5,6 +5,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -87,19 +88,23 @@ def test_timestamps_without_offset_are_utc_whatever_the_session_zone(spark) -> N
     assert micros == [1710037800000000, 1717228800000000]
 
 
-def test_timestamp_cases_read_the_same_in_a_session_of_another_zone(spark, load_case) -> None:
+@pytest.mark.parametrize("zone, parser_policy", [("Asia/Kolkata", "CORRECTED"), ("UTC", "LEGACY")])
+def test_timestamp_cases_read_the_same_in_other_sessions(spark, load_case, zone, parser_policy) -> None:
     """Typing takes another route outside UTC sessions (`to_timestamp_utc`): every case must agree."""
     cases = [c for c in load_case("typing/scalar_values.json")["cases"]
              if c["schema"].get("format") == "date-time" and "airbyte_type" not in c["schema"]]
     columns = [f"c{i}" for i in range(len(cases))]
     json_schema = {"type": "object", "properties": {c: case["schema"] for c, case in zip(columns, cases)}}
-    previous = spark.conf.get("spark.sql.session.timeZone")
-    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    settings = {"spark.sql.session.timeZone": zone, "spark.sql.legacy.timeParserPolicy": parser_policy}
+    previous = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         df = typed(spark, json_schema, [{c: case["value"] for c, case in zip(columns, cases)}])
         (row,) = df.select(*[F.unix_micros(c).alias(c) for c in columns], NAMES.meta).collect()
     finally:
-        spark.conf.set("spark.sql.session.timeZone", previous)
+        for key, value in previous.items():
+            spark.conf.set(key, value)
     expected = [None if case["expected"] is None else
                 int(datetime.fromisoformat(case["expected"]).replace(tzinfo=timezone.utc).timestamp() * 1_000_000)
                 for case in cases]
