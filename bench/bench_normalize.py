@@ -2,8 +2,10 @@
 
 Both run in one process and one Spark session over the same nested-order packages:
 
-    .venv/bin/python bench/bench_normalize.py --packages 10 --orders 100000 --out bench/out
+    .venv/bin/python bench/bench_normalize.py --packages 10 --orders 100000 --out bench/out [--floor]
 
+`--floor` also times, between the two, the least plain Spark does to write the same tables
+(`spark_floor.py`): what any design on Spark pays before lakenorm's own guarantees.
 Prints one Markdown table row per measurement; results go to BENCHMARKS.md by hand, with the command.
 """
 from __future__ import annotations
@@ -24,6 +26,7 @@ from normalization_core.io.packages import discover_packages
 from normalization_core.io.spark import build_spark_session
 from normalization_core.pipeline import normalize_load, normalize_loads
 from normalization_core.samples import SampleSpec, sample_catalog, write_sample_packages
+from spark_floor import FLOOR_TABLES, floor_run
 
 
 def spark_type(schema: dict) -> T.DataType:
@@ -53,11 +56,14 @@ def prepare(out: Path, spec: SampleSpec) -> Path:
     return landing
 
 
+def order_files(landing: Path) -> list[str]:
+    return [str(p.path_of(f)) for p in discover_packages(landing, "shop").packages for f in p.stream_files["orders"]]
+
+
 def bare_copy(spark: SparkSession, landing: Path, target: Path) -> float:
     schema = spark_type(next(s["stream"]["json_schema"] for s in sample_catalog()["streams"]
                              if s["stream"]["name"] == "orders"))
-    files = [str(p.path_of(f)) for p in discover_packages(landing, "shop").packages
-             for f in p.stream_files["orders"]]
+    files = order_files(landing)
     started = time.monotonic()
     spark.read.schema(schema).json(files).write.format("delta").mode("overwrite").save(str(target))
     return time.monotonic() - started
@@ -75,6 +81,17 @@ def lakenorm_run(spark: SparkSession, config_file: Path, one_pass: bool) -> floa
     return time.monotonic() - started
 
 
+def check_same_rows(spark: SparkSession, floor: Path, warehouse: Path) -> None:
+    """The floor must write what lakenorm writes: the same rows per table (untimed)."""
+    pairs = {name: name for name in FLOOR_TABLES if name != "_raw_orders"} | {"_raw_orders": "_norm_raw_orders"}
+    for ours, theirs in pairs.items():
+        counts = [spark.read.format("delta").load(str(root / name)).count()
+                  for root, name in ((floor, ours), (warehouse, theirs))]
+        print(f"{theirs}: {counts[1]:,} rows (floor: {counts[0]:,})")
+        if counts[0] != counts[1]:
+            raise SystemExit(f"the floor's {ours} differs from lakenorm's {theirs}: {counts}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--packages", type=int, default=10)
@@ -83,11 +100,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--load-by-load", action="store_true",
                         help="normalize_load per load ID instead of one normalize_loads pass (as a backfill runs)")
+    parser.add_argument("--floor", action="store_true", help="also time the plain-Spark floor (spark_floor.py)")
     args = parser.parse_args()
     spec = SampleSpec(packages=args.packages, orders=args.orders, customers=0, events=0, files_per_stream=args.files)
     out = args.out.resolve()
     landing = prepare(out, spec)
-    for stale in ("bare", "warehouse"):
+    for stale in ("bare", "floor", "warehouse"):
         shutil.rmtree(out / stale, ignore_errors=True)
     config_file = out / "lakenorm.yaml"
     config_file.write_text(yaml.safe_dump({"warehouse": "warehouse", "sources": [
@@ -96,12 +114,17 @@ def main() -> None:
     (out / "catalog.json").write_text(__import__("json").dumps(sample_catalog()))
     spark = build_spark_session({"master": "local[2]"}, app_name="lakenorm-bench")
     bare = bare_copy(spark, landing, out / "bare")
+    floor = floor_run(spark, order_files(landing), out / "floor") if args.floor else None
     full = lakenorm_run(spark, config_file, one_pass=not args.load_by_load)
     records = spec.packages * spec.orders
     machine = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
     print("| records | packages | bare copy s | lakenorm s | ratio | lakenorm rec/s | machine |")
     print(f"| {records:,} | {spec.packages} | {bare:.1f} | {full:.1f} | {full / bare:.2f} "
           f"| {records / full:,.0f} | {machine} |")
+    if floor is not None:
+        print(f"plain-Spark floor: {floor:.1f} s, {floor / bare:.2f}x the bare copy; "
+              f"lakenorm {full / floor:.2f}x the floor")
+        check_same_rows(spark, out / "floor", out / "warehouse" / "shop")
     spark.stop()
 
 
