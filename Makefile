@@ -22,6 +22,10 @@ test: $(STAMP) $(JARS)
 test-fast: $(STAMP) $(JARS)
 	$(PY) -m pytest -m "not slow"
 
+# 1M nested orders (generated once under bench/out): bare copy, plain-Spark floor, lakenorm. See BENCHMARKS.md.
+bench: $(STAMP) $(JARS)
+	$(PY) bench/bench_normalize.py --packages 10 --orders 100000 --files 2 --out bench/out --floor
+
 ui: $(STAMP) $(JARS)
 	LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml $(VENV)/bin/dagster dev -w workspace.yaml
 
