@@ -11,10 +11,12 @@ Prints one Markdown table row per measurement; results go to BENCHMARKS.md by ha
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -81,15 +83,39 @@ def lakenorm_run(spark: SparkSession, config_file: Path, one_pass: bool) -> floa
     return time.monotonic() - started
 
 
-def check_same_rows(spark: SparkSession, floor: Path, warehouse: Path) -> None:
-    """The floor must write what lakenorm writes: the same rows per table (untimed)."""
+def rows_per_table(spark: SparkSession, floor: Path, warehouse: Path) -> dict[str, tuple[int, int]]:
+    """(lakenorm, floor) rows of each table both write (untimed): the floor must write what lakenorm writes."""
+    def rows(path: Path) -> int:
+        return spark.read.format("delta").load(str(path)).count()
     pairs = {name: name for name in FLOOR_TABLES if name != "_raw_orders"} | {"_raw_orders": "_norm_raw_orders"}
-    for ours, theirs in pairs.items():
-        counts = [spark.read.format("delta").load(str(root / name)).count()
-                  for root, name in ((floor, ours), (warehouse, theirs))]
-        print(f"{theirs}: {counts[1]:,} rows (floor: {counts[0]:,})")
-        if counts[0] != counts[1]:
-            raise SystemExit(f"the floor's {ours} differs from lakenorm's {theirs}: {counts}")
+    return {theirs: (rows(warehouse / theirs), rows(floor / ours)) for ours, theirs in pairs.items()}
+
+
+@dataclass(frozen=True)
+class Timings:
+    bare: float
+    lakenorm: float
+    floor: float | None = None
+    rows: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """(lakenorm, floor) rows per table, when the floor ran."""
+
+
+def run_benchmark(spark: SparkSession, spec: SampleSpec, out: Path, floor: bool = False,
+                  one_pass: bool = True) -> Timings:
+    """Generate the packages under `out` once, then time the bare copy, the floor (optional) and lakenorm."""
+    landing = prepare(out, spec)
+    for stale in ("bare", "floor", "warehouse"):
+        shutil.rmtree(out / stale, ignore_errors=True)
+    config_file = out / "lakenorm.yaml"
+    config_file.write_text(yaml.safe_dump({"warehouse": "warehouse", "sources": [
+        {"name": "shop", "landing": "landing", "catalog": str(out / "catalog.json"),
+         "streams": {"orders": {"destination_sync_mode": "append"}}}]}))  # every record: no dedup MERGE
+    (out / "catalog.json").write_text(json.dumps(sample_catalog()))
+    bare = bare_copy(spark, landing, out / "bare")
+    floor_s = floor_run(spark, order_files(landing), out / "floor") if floor else None
+    full = lakenorm_run(spark, config_file, one_pass=one_pass)
+    rows = rows_per_table(spark, out / "floor", out / "warehouse" / "shop") if floor else {}
+    return Timings(bare, full, floor_s, rows)
 
 
 def main() -> None:
@@ -103,29 +129,21 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true", help="also time the plain-Spark floor (spark_floor.py)")
     args = parser.parse_args()
     spec = SampleSpec(packages=args.packages, orders=args.orders, customers=0, events=0, files_per_stream=args.files)
-    out = args.out.resolve()
-    landing = prepare(out, spec)
-    for stale in ("bare", "floor", "warehouse"):
-        shutil.rmtree(out / stale, ignore_errors=True)
-    config_file = out / "lakenorm.yaml"
-    config_file.write_text(yaml.safe_dump({"warehouse": "warehouse", "sources": [
-        {"name": "shop", "landing": "landing", "catalog": str(out / "catalog.json"),
-         "streams": {"orders": {"destination_sync_mode": "append"}}}]}))  # every record: no dedup MERGE
-    (out / "catalog.json").write_text(__import__("json").dumps(sample_catalog()))
     spark = build_spark_session({"master": "local[2]"}, app_name="lakenorm-bench")
-    bare = bare_copy(spark, landing, out / "bare")
-    floor = floor_run(spark, order_files(landing), out / "floor") if args.floor else None
-    full = lakenorm_run(spark, config_file, one_pass=not args.load_by_load)
+    t = run_benchmark(spark, spec, args.out.resolve(), floor=args.floor, one_pass=not args.load_by_load)
+    spark.stop()
     records = spec.packages * spec.orders
     machine = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
     print("| records | packages | bare copy s | lakenorm s | ratio | lakenorm rec/s | machine |")
-    print(f"| {records:,} | {spec.packages} | {bare:.1f} | {full:.1f} | {full / bare:.2f} "
-          f"| {records / full:,.0f} | {machine} |")
-    if floor is not None:
-        print(f"plain-Spark floor: {floor:.1f} s, {floor / bare:.2f}x the bare copy; "
-              f"lakenorm {full / floor:.2f}x the floor")
-        check_same_rows(spark, out / "floor", out / "warehouse" / "shop")
-    spark.stop()
+    print(f"| {records:,} | {spec.packages} | {t.bare:.1f} | {t.lakenorm:.1f} | {t.lakenorm / t.bare:.2f} "
+          f"| {records / t.lakenorm:,.0f} | {machine} |")
+    if t.floor is not None:
+        print(f"plain-Spark floor: {t.floor:.1f} s, {t.floor / t.bare:.2f}x the bare copy; "
+              f"lakenorm {t.lakenorm / t.floor:.2f}x the floor")
+        for table, (ours, floor_rows) in t.rows.items():
+            print(f"{table}: {ours:,} rows (floor: {floor_rows:,})")
+        if any(ours != floor_rows for ours, floor_rows in t.rows.values()):
+            raise SystemExit("the floor did not write the rows lakenorm wrote: its time is not comparable")
 
 
 if __name__ == "__main__":
