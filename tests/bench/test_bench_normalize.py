@@ -23,3 +23,7 @@ def test_floor_and_lakenorm_write_the_same_rows_per_table(spark, tmp_path) -> No
     for table, (lakenorm, floor) in timings.rows.items():
         assert lakenorm == floor, table
     assert timings.rows["orders__line_items"][0] >= 80  # every sample order has 1-5 line items
+    for table in timings.rows:
+        types = [[t for _, t in spark.read.format("delta").load(str(root / table)).dtypes]
+                 for root in (tmp_path / "warehouse" / "shop", tmp_path / "floor")]
+        assert types[0] == types[1], table
