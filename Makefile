@@ -10,7 +10,9 @@ JARS := .lakenorm/jars/jars.txt
 export LAKENORM_JARS_DIR := $(CURDIR)/.lakenorm/jars
 export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 
-.PHONY: demo test test-fast ui bench clean
+BENCH_STAMP := $(VENV)/.installed-bench
+
+.PHONY: demo test test-fast ui bench bench-small clean
 
 demo: $(STAMP) $(JARS)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
@@ -22,9 +24,14 @@ test: $(STAMP) $(JARS)
 test-fast: $(STAMP) $(JARS)
 	$(PY) -m pytest -m "not slow"
 
-# 1M nested orders (generated once under bench/out): bare copy, plain-Spark floor, lakenorm. See BENCHMARKS.md.
-bench: $(STAMP) $(JARS)
-	$(PY) bench/bench_normalize.py --packages 10 --orders 100000 --files 2 --out bench/out --floor
+# 1M nested orders (generated once under bench/out): bare copy, plain-Spark floor, lakenorm, then real dlt
+# and DuckDB on the same files. See BENCHMARKS.md.
+bench: $(BENCH_STAMP) $(JARS)
+	$(PY) bench/bench_normalize.py --packages 10 --orders 100000 --files 2 --out bench/out --floor --peers
+
+# A small load (3 streams x 1,000 records): lakenorm cold and warm beside real dlt and DuckDB.
+bench-small: $(BENCH_STAMP) $(JARS)
+	$(PY) bench/bench_small.py
 
 ui: $(STAMP) $(JARS)
 	LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml $(VENV)/bin/dagster dev -w workspace.yaml
@@ -33,6 +40,10 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
 	touch $(STAMP)
+
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test,bench]"
+	touch $(BENCH_STAMP)
 
 $(JARS): $(STAMP)
 	$(PY) -m normalization_core.io.jars

@@ -2,10 +2,12 @@
 
 Both run in one process and one Spark session over the same nested-order packages:
 
-    .venv/bin/python bench/bench_normalize.py --packages 10 --orders 100000 --out bench/out [--floor]
+    .venv/bin/python bench/bench_normalize.py --packages 10 --orders 100000 --out bench/out [--floor] [--peers]
 
 `--floor` also times, between the two, the least plain Spark does to write the same tables
-(`spark_floor.py`): what any design on Spark pays before lakenorm's own guarantees.
+(`spark_floor.py`): what any design on Spark pays before lakenorm's own guarantees. `--peers` then runs real
+dlt (`peer_dlt.py`, orders appended to Delta) and DuckDB + delta-rs (`peer_duckdb.py`) as whole processes on
+the same files.
 Prints one Markdown table row per measurement; results go to BENCHMARKS.md by hand, with the command.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from normalization_core.io.packages import discover_packages
 from normalization_core.io.spark import build_spark_session
 from normalization_core.pipeline import normalize_load, normalize_loads
 from normalization_core.samples import SampleSpec, sample_catalog, write_sample_packages
+from peers import run_peer
 from spark_floor import FLOOR_TABLES, floor_run
 
 
@@ -121,6 +124,13 @@ def run_benchmark(spark: SparkSession, spec: SampleSpec, out: Path, floor: bool 
     return Timings(bare, full, floor_s, rows)
 
 
+def peers(out: Path) -> dict[str, tuple[float, dict]]:
+    """Whole-process seconds and printed result of each peer on the benchmark's packages."""
+    landing = out / "landing"
+    return {"real dlt": run_peer("peer_dlt.py", landing, out / "peer_dlt", "--streams", "orders", "--merge", ""),
+            "DuckDB + delta-rs": run_peer("peer_duckdb.py", landing, out / "peer_duckdb")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--packages", type=int, default=10)
@@ -130,6 +140,7 @@ def main() -> None:
     parser.add_argument("--load-by-load", action="store_true",
                         help="normalize_load per load ID instead of one normalize_loads pass (as a backfill runs)")
     parser.add_argument("--floor", action="store_true", help="also time the plain-Spark floor (spark_floor.py)")
+    parser.add_argument("--peers", action="store_true", help="then run real dlt and DuckDB on the same files")
     args = parser.parse_args()
     spec = SampleSpec(packages=args.packages, orders=args.orders, customers=0, events=0, files_per_stream=args.files)
     spark = build_spark_session({"master": "local[2]"}, app_name="lakenorm-bench")
@@ -147,6 +158,10 @@ def main() -> None:
             print(f"{table}: {ours:,} rows (floor: {floor_rows:,})")
         if any(ours != floor_rows for ours, floor_rows in t.rows.values()):
             raise SystemExit("the floor did not write the rows lakenorm wrote: its time is not comparable")
+    if args.peers:
+        for name, (seconds, printed) in peers(args.out.resolve()).items():
+            print(f"{name}: {seconds:.1f} s whole process ({records / seconds:,.0f} rec/s); lakenorm's pass "
+                  f"{seconds / t.lakenorm:.2f}x faster; rows {printed['rows']}")
 
 
 if __name__ == "__main__":

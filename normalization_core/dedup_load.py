@@ -18,7 +18,6 @@ from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import (
     MERGED_TABLE_PROPERTIES,
     is_delta_table,
-    last_commit_changed_rows,
     materialized,
     merge_by_key,
     read_table,
@@ -81,18 +80,21 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
             rows = child_table(versioned, names, plan.schema, child, _VERSION)
             return rows.withColumn(DELETE, F.lit(False))
 
-        merge_by_key(spark, history_path, history_source, [names.row_id(root)], DELETE)
+        history_table = names.history_table(root)
+        changed = {history_table: merge_by_key(spark, history_path, history_source, [names.row_id(root)], DELETE)}
+        tables = [root]
         writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE)]
         if children:  # the history rows of these loads, read once for all child tables
             loaded = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
             versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root)), names)
             writes += [partial(merge_by_key, spark, paths[c], partial(children_source, versioned, c),
                                [names.row_id(c)], DELETE) for c in children]
-        run_concurrently(writes)
+            tables += children
+        changed.update(zip(tables, run_concurrently(writes)))
     finally:
         incoming.unpersist()
         parsed.unpersist()
-    return {t: last_commit_changed_rows(spark, p) for t, p in paths.items()}
+    return changed
 
 
 def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,

@@ -19,7 +19,7 @@ MERGED_TABLE_PROPERTIES = {"delta.enableDeletionVectors": "true"}
 """Tables updated by MERGE: a MERGE that touches a few rows of many files marks them deleted instead of
 rewriting those files."""
 MAX_ATTEMPTS = 8
-_RACE_MARKERS = ("DELTA_CONCURRENT", "DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED",
+_RACE_MARKERS = ("DELTA_CONCURRENT", "DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED", "DELTA_PATH_EXISTS",
                  "ConcurrentAppendException", "ProtocolChangedException", "FileAlreadyExistsException")
 
 
@@ -50,11 +50,6 @@ def is_delta_table(spark: SparkSession, path: str) -> bool:
         return DeltaTable.isDeltaTable(spark, path)
     except AnalysisException:
         return False
-
-
-def replace_load(df: DataFrame, path: str, load_column: str, load_id: str) -> None:
-    """Replace exactly the rows of `load_id` in the table at `path` with `df`, in one commit."""
-    replace_loads(df, path, load_column, [load_id])
 
 
 def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str]) -> None:
@@ -92,12 +87,11 @@ def materialized(df: DataFrame) -> DataFrame:
     return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
 
-def run_concurrently(writes: Sequence[Callable[[], None]], max_workers: int = 4) -> None:
+def run_concurrently(writes: Sequence[Callable[[], T]], max_workers: int = 4) -> list[T]:
     """Commit independent tables side by side: Spark runs jobs of several threads at once, and
-    small writes are dominated by fixed per-commit latency. The first failure is raised."""
+    small writes are dominated by fixed per-commit latency. Results in order; the first failure is raised."""
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="lakenorm-write") as pool:
-        for future in [pool.submit(w) for w in writes]:
-            future.result()
+        return [future.result() for future in [pool.submit(w) for w in writes]]
 
 
 def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = None) -> None:
@@ -107,44 +101,36 @@ def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = No
                         .options(**(properties or {})).save(path))
 
 
-def last_commit_rows(spark: SparkSession, path: str) -> int:
-    """Rows the newest commit of the table wrote (Delta's commit metrics: metadata, not data)."""
-    history = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").first()
-    metrics = (history[0] or {}) if history else {}
-    return int(metrics.get("numOutputRows", 0))
-
-
 def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
-                 delete_flag: str) -> None:
+                 delete_flag: str) -> int:
     """Upsert `source()` rows into the table at `path` by the `on` columns (NULL-safe), deleting the
-    target rows matched by a source row whose `delete_flag` is true: one MERGE, one commit.
+    target rows matched by a source row whose `delete_flag` is true: one MERGE, one commit. Returns the
+    rows it inserted, updated or deleted (the MERGE's own metrics, not a later commit's).
 
     `source` is called again on every attempt, so a retry after a concurrent commit reads fresh data.
     New source columns are added to the table.
     """
-    def attempt() -> None:
+    def attempt() -> int:
         rows = source()
         columns = [c for c in rows.columns if c != delete_flag]
         if not is_delta_table(spark, path):
-            empty = spark.createDataFrame([], rows.select(*columns).schema)
-            empty.write.format("delta").mode("ignore").options(**MERGED_TABLE_PROPERTIES).save(path)
+            return _create_with(spark, rows.where(~F.col(delete_flag)).select(*columns), path)
         values = {f"`{c}`": f"s.`{c}`" for c in columns}
         flag = f"s.`{delete_flag}`"
-        (DeltaTable.forPath(spark, path).alias("t")
-         .merge(rows.alias("s"), " AND ".join(f"t.`{c}` <=> s.`{c}`" for c in on))
-         .withSchemaEvolution()
-         .whenMatchedDelete(condition=flag)
-         .whenMatchedUpdate(set=values)
-         .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)
-         .execute())
-    with_conflict_retry(attempt)
+        metrics = (DeltaTable.forPath(spark, path).alias("t")
+                   .merge(rows.alias("s"), " AND ".join(f"t.`{c}` <=> s.`{c}`" for c in on))
+                   .withSchemaEvolution()
+                   .whenMatchedDelete(condition=flag)
+                   .whenMatchedUpdate(set=values)
+                   .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)
+                   .execute().first())  # one row of MERGE metrics, computed on the driver: metadata
+        return sum(int(metrics[m]) for m in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows"))
+    return with_conflict_retry(attempt)
 
 
-def last_commit_changed_rows(spark: SparkSession, path: str) -> int:
-    """Rows the newest commit inserted, updated or deleted (MERGE metrics; other commits: rows written)."""
-    history = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").first()
-    metrics = (history[0] or {}) if history else {}
-    merged = ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
-    if any(m in metrics for m in merged):
-        return sum(int(metrics.get(m, 0)) for m in merged)
-    return int(metrics.get("numOutputRows", 0))
+def _create_with(spark: SparkSession, rows: DataFrame, path: str) -> int:
+    """A new table holding `rows`, which is what a MERGE into an empty table inserts, in one commit (a MERGE
+    costs ~20 Spark jobs); returns its rows. Losing the creation to another writer is a race: the retry MERGEs."""
+    rows.write.format("delta").mode("errorifexists").options(**MERGED_TABLE_PROPERTIES).save(path)
+    created = DeltaTable.forPath(spark, path).history().where("version = 0").select("operationMetrics").first()
+    return int(created[0]["numOutputRows"])  # version 0's commit metrics: metadata

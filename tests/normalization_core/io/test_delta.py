@@ -1,7 +1,10 @@
-"""Delta helpers: rows materialized from a table stay what they were when read."""
+"""Delta helpers: materialized rows stay what they were when read; MERGEs by key create, merge and count."""
 from __future__ import annotations
 
-from normalization_core.io.delta import materialized, read_table
+from delta.tables import DeltaTable
+
+from normalization_core.io import delta
+from normalization_core.io.delta import MERGED_TABLE_PROPERTIES, materialized, merge_by_key, read_table
 
 
 def test_materialized_rows_are_read_once_and_their_plan_holds_no_table_scan(spark, tmp_path):
@@ -15,3 +18,37 @@ def test_materialized_rows_are_read_once_and_their_plan_holds_no_table_scan(spar
     assert sorted(r.id for r in rows.where("id > 1").collect()) == [3]
     assert path not in rows._jdf.queryExecution().analyzed().toString()
     assert sorted(r.id for r in read_table(spark, path).collect()) == [10, 11, 12]
+
+
+def _merge(spark, path, rows):
+    source = lambda: spark.createDataFrame(rows, "k long, v string, gone boolean")  # noqa: E731
+    return merge_by_key(spark, path, source, ["k"], "gone")
+
+
+def test_merge_by_key_creates_the_table_then_merges_and_counts_its_own_changes(spark, tmp_path):
+    path = str(tmp_path / "table")
+
+    assert _merge(spark, path, [(1, "a", False), (2, "b", False), (3, "c", True)]) == 2
+    assert _merge(spark, path, [(2, "B", False), (4, "d", False), (1, None, True)]) == 3
+
+    assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(2, "B"), (4, "d")]
+    assert DeltaTable.forPath(spark, path).detail().first().properties == MERGED_TABLE_PROPERTIES
+
+
+def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_path, monkeypatch):
+    path = str(tmp_path / "table")
+    attempts = []
+
+    def source():
+        if not attempts:  # another writer creates the table after this one found none
+            spark.createDataFrame([(1, "other")], "k long, v string").write.format("delta").save(path)
+        attempts.append(1)
+        return spark.createDataFrame([(1, "mine", False), (2, "new", False)], "k long, v string, gone boolean")
+
+    original = delta.is_delta_table
+    monkeypatch.setattr(delta, "is_delta_table", lambda spark, p: len(attempts) > 1 and original(spark, p))
+
+    assert merge_by_key(spark, path, source, ["k"], "gone") == 2
+
+    assert len(attempts) == 2
+    assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(1, "mine"), (2, "new")]

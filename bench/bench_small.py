@@ -1,0 +1,126 @@
+"""Benchmark: a small load (3 streams x ~1,000 records, like the demo's) end to end, beside real peers.
+
+    .venv/bin/python bench/bench_small.py [--records 1000] [--out bench/out_small]
+
+Two sample packages (the demo's catalog: `orders` and `customers` append_dedup, `events` append) are
+generated once. Then, one after another on the same files:
+- lakenorm, whole `lakenorm normalize` process from cold, for the first package and then the second
+  (its MERGEs read the first one's history);
+- lakenorm in a warm session: the first package untimed, then the second, with the Spark jobs and Delta
+  commits it ran;
+- real dlt (`bench/peer_dlt.py`), whole process, the first package, Delta tables, `merge` for the dedup streams;
+- DuckDB + delta-rs (`bench/peer_duckdb.py`), whole process, the first package's four order tables.
+Prints a Markdown table; results go to BENCHMARKS.md by hand, with the command.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from normalization_core.config import load_config
+from normalization_core.io.packages import discover_packages
+from normalization_core.io.spark import build_spark_session
+from normalization_core.pipeline import normalize_load
+from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from peers import BENCH, run_peer, timed_process
+
+
+@dataclass(frozen=True)
+class Measure:
+    what: str
+    seconds: float
+    detail: str = ""
+
+
+def prepare(out: Path, records: int) -> tuple[Path, list[str]]:
+    """Two packages under `out/landing` (generated once per size) and a config per warehouse."""
+    spec = SampleSpec(packages=2, orders=records, customers=records, events=records)
+    landing = out / "landing"
+    marker = out / "spec.txt"
+    if not (marker.is_file() and marker.read_text() == repr(spec)):
+        shutil.rmtree(out, ignore_errors=True)
+        landing.mkdir(parents=True)
+        write_sample_packages(landing, spec)
+        write_catalog(out / "catalog.json")
+        marker.write_text(repr(spec))
+    load_ids = [p.load_id for p in discover_packages(landing, "shop").packages]
+    first = out / "landing_first"  # the first package alone, for the peers
+    shutil.rmtree(first, ignore_errors=True)
+    first.mkdir()
+    (first / load_ids[0]).symlink_to(landing / load_ids[0])
+    return landing, load_ids
+
+
+def config_file(out: Path, name: str) -> Path:
+    path = out / f"{name}.yaml"
+    shutil.rmtree(out / name, ignore_errors=True)
+    path.write_text(yaml.safe_dump({"warehouse": name, "sources": [
+        {"name": "shop", "landing": "landing", "catalog": "catalog.json"}], "spark": {"master": "local[2]"}}))
+    return path
+
+
+def lakenorm_cold(out: Path, load_ids: list[str]) -> list[Measure]:
+    config = config_file(out, "cold")
+    lakenorm = str(Path(sys.executable).parent / "lakenorm")
+    measures = []
+    for n, load_id in enumerate(load_ids, 1):
+        seconds, _ = timed_process([lakenorm, "--config", str(config), "normalize", "--load-id", load_id])
+        measures.append(Measure(f"lakenorm normalize, whole process, package {n}", seconds))
+    return measures
+
+
+def delta_commits(warehouse: Path) -> int:
+    return sum(1 for _ in warehouse.glob("*/*/_delta_log/*.json"))
+
+
+def lakenorm_warm(out: Path, load_ids: list[str]) -> Measure:
+    config = load_config(config_file(out, "warm"))
+    spark = build_spark_session(config.spark, app_name="lakenorm-bench-small")
+    try:
+        normalize_load(spark, config, "shop", load_ids[0])
+        jobs_before, commits_before = _jobs(spark), delta_commits(out / "warm")
+        started = time.monotonic()
+        normalize_load(spark, config, "shop", load_ids[1])
+        seconds = time.monotonic() - started
+        jobs, commits = _jobs(spark) - jobs_before, delta_commits(out / "warm") - commits_before
+    finally:
+        spark.stop()
+    return Measure("lakenorm, warm session, package 2", seconds, f"{jobs} Spark jobs, {commits} Delta commits")
+
+
+def _jobs(spark) -> int:
+    return spark.sparkContext._jsc.sc().dagScheduler().numTotalJobs()
+
+
+def peers(out: Path) -> list[Measure]:
+    first = out / "landing_first"
+    measures = []
+    for name, script in (("real dlt", "peer_dlt.py"), ("DuckDB + delta-rs (4 order tables)", "peer_duckdb.py")):
+        seconds, printed = run_peer(script, first, out / f"peer_{script.removesuffix('.py')}")
+        measures.append(Measure(f"{name}, whole process, package 1", seconds, f"{sum(printed['rows'].values()):,} rows"))
+    return measures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1000, help="records per stream and package")
+    parser.add_argument("--out", type=Path, default=BENCH / "out_small")
+    args = parser.parse_args()
+    out = args.out.resolve()
+    landing, load_ids = prepare(out, args.records)
+    measures = [*lakenorm_cold(out, load_ids), lakenorm_warm(out, load_ids), *peers(out)]
+    print(f"| measure ({args.records:,} records per stream, {os.cpu_count()} cores) | s | detail |")
+    print("|---|---|---|")
+    for m in measures:
+        print(f"| {m.what} | {m.seconds:.1f} | {m.detail} |")
+
+
+if __name__ == "__main__":
+    main()
