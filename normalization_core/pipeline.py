@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -19,6 +20,7 @@ from normalization_core.io.delta import is_delta_table, replace_loads, run_concu
 from normalization_core.io.packages import Discovery, LoadPackage, discover_packages, find_package
 from normalization_core.io.reader import read_package_lines, unreadable_file
 from normalization_core.io.registry import LoadRecord, is_newest_load, normalized_load_ids, record_loads
+from normalization_core.io.spark import small_input_conf
 from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
@@ -114,13 +116,22 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
     results: list[LoadResult] = []
     for start in range(0, len(packages), MAX_LOADS_PER_PASS):
         chunk = packages[start:start + MAX_LOADS_PER_PASS]
-        try:
-            results += _normalize_pass(spark, config, source, chunk)
-        except PackageError:
-            if len(chunk) == 1 and on_error is None:
-                raise
-            results += _load_by_load(spark, config, source, chunk, on_error)
+        with small_input_conf(spark, _input_bytes(chunk)):
+            try:
+                results += _normalize_pass(spark, config, source, chunk)
+            except PackageError:
+                if len(chunk) == 1 and on_error is None:
+                    raise
+                results += _load_by_load(spark, config, source, chunk, on_error)
     return results
+
+
+def _input_bytes(packages: list[LoadPackage]) -> int | None:
+    """Bytes of the packages' files (a listing: metadata), None when a file cannot be looked at."""
+    try:
+        return sum(os.path.getsize(p.path_of(f)) for p in packages for f in p.all_files())
+    except OSError:
+        return None
 
 
 def _load_by_load(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from pyspark.sql import SparkSession
 
@@ -29,6 +29,11 @@ LOCAL_CONF = {
     # VACUUM lists a table's folder with this many tasks (default 10000): ~20 s per table on 2 cores.
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
 }
+
+
+SMALL_INPUT_BYTES = 16 * 1024 * 1024
+"""Below this much input a pass runs without adaptive query execution (see `small_input_conf`)."""
+SMALL_INPUT_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2"}
 
 
 def session_conf(spark_conf: Mapping[str, str]) -> dict[str, str]:
@@ -71,3 +76,30 @@ def spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm") -> 
     finally:
         if not already_running:
             spark.stop()
+
+
+def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractContextManager[None]:
+    """For a pass over less than `SMALL_INPUT_BYTES` of files: no adaptive re-planning and 2 shuffle partitions.
+
+    Adaptive execution plans again after every stage and runs each stage as its own Spark job; for a few
+    thousand records that fixed cost per job is most of a MERGE (a small load ran ~30% fewer jobs without it).
+    Results do not depend on these settings; `None` (size unknown) changes nothing.
+    """
+    if input_bytes is None or input_bytes >= SMALL_INPUT_BYTES:
+        return nullcontext()
+    return _session_settings(spark, SMALL_INPUT_CONF)
+
+
+@contextmanager
+def _session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from normalization_core.io.jars import DELTA_COORDINATE, _shipped_by_pyspark, cached_jars
-from normalization_core.io.spark import session_conf
+from normalization_core.io.spark import SMALL_INPUT_BYTES, session_conf, small_input_conf
 
 
 def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
@@ -22,6 +22,21 @@ def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
     assert "spark.jars.packages" not in conf
     cluster = session_conf({"master": "spark://host:7077"})
     assert "spark.driver.memory" not in cluster
+
+
+def test_a_small_input_runs_without_adaptive_execution_and_the_settings_come_back(spark):
+    def settings():
+        return spark.conf.get("spark.sql.adaptive.enabled"), spark.conf.get("spark.sql.shuffle.partitions")
+
+    before = settings()
+    with small_input_conf(spark, SMALL_INPUT_BYTES - 1):
+        assert settings() == ("false", "2")
+        numbers = spark.range(10)
+        assert numbers.groupBy((numbers.id % 3).alias("k")).count().count() == 3
+    assert settings() == before
+    for unknown_or_large in (None, SMALL_INPUT_BYTES):
+        with small_input_conf(spark, unknown_or_large):
+            assert settings() == before
 
 
 def test_jar_cache_keeps_only_what_pyspark_lacks():
