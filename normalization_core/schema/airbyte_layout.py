@@ -140,15 +140,7 @@ class _AirbyteLayout(_Layout):
         if before is not None:
             table.update({k: before[k] for k in ("row_key", "parent_key") if k in before})  # type: ignore[misc]
             return
-        name = table["json_path"][-1] if table["json_path"] else self.stream
-        repeats = None
-        if parent is not None:
-            parent_name = parent["json_path"][-1] if parent["json_path"] else self.stream
-            if self.conv.normalize_table_name(name) == self.conv.normalize_table_name(parent_name):
-                repeats = len(table["json_path"]) + 1
-        table["row_key"] = self.conv.row_key_column(name, repeats)
-        if parent is not None and "row_key" in parent:
-            table["parent_key"] = foreign_key(parent["row_key"])
+        name_keys(self.conv, self.stream, table, parent)
 
     def _name_columns(self, pending: _Pending) -> None:
         table = pending.table
@@ -166,6 +158,33 @@ class _AirbyteLayout(_Layout):
         if before is not None:
             reserved.update({column["path"][0]: column["name"] for column in before["columns"]})
         return reserved
+
+
+def name_keys(conv: AirbyteNaming, stream: str, table: TableSchema, parent: TableSchema | None) -> None:
+    """Set the table's `row_key` (after the stream or the last key of its JSON path; a child whose name
+    repeats its parent's gets its level) and `parent_key` (after the parent's row key)."""
+    name = table["json_path"][-1] if table["json_path"] else stream
+    repeats = None
+    if parent is not None:
+        parent_name = parent["json_path"][-1] if parent["json_path"] else stream
+        if conv.normalize_table_name(name) == conv.normalize_table_name(parent_name):
+            repeats = len(table["json_path"]) + 1
+    table["row_key"] = conv.row_key_column(name, repeats)
+    if parent is not None and "row_key" in parent:
+        table["parent_key"] = foreign_key(parent["row_key"])
+
+
+def name_inferred_keys(conv: AirbyteNaming, schema: StreamSchema, previous: StreamSchema | None) -> None:
+    """Keys of an inferred stream's tables under `airbyte` (parents first); a table of `previous` keeps
+    its keys (or their absence: tables written before tables stored their keys)."""
+    before = {table["name"]: table for table in previous["tables"]} if previous else {}
+    by_name = {table["name"]: table for table in schema["tables"]}
+    for table in schema["tables"]:
+        if table["name"] in before:
+            table.update({k: before[table["name"]][k] for k in ("row_key", "parent_key")  # type: ignore[misc]
+                          if k in before[table["name"]]})
+        else:
+            name_keys(conv, schema["stream"], table, by_name.get(table["parent"] or ""))
 
 
 def foreign_key(row_key: str) -> str:

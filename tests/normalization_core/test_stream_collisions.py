@@ -8,6 +8,7 @@ import pytest
 
 from normalization_core.config import parse_config
 from normalization_core.errors import ConfigError
+from normalization_core.pipeline import raw_table_name
 from normalization_core.typed_load import stream_plans
 from tests.conftest import CASES
 
@@ -34,6 +35,8 @@ def test_streams_writing_one_table_are_refused_or_disambiguated(tmp_path, case):
     if case["clash"] is None:
         plans = stream_plans(config.source("src"))
         assert set(plans) == set(case["streams"])
+        raw = [raw_table_name(config.source("src"), stream) for stream in case["streams"]]
+        assert len({name.lower() for name in raw}) == len(raw)
         for stream, tables in case.get("tables", {}).items():
             assert plans[stream].tables == tables
             recorded = [c for c in plans[stream].schema["collisions"] if c["table"] is None]
