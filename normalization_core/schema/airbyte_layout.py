@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from normalization_core.columns import system_names
+from normalization_core.columns import AIRBYTE, system_names
 from normalization_core.naming import AirbyteNaming, assign_names, get_convention
 from normalization_core.schema.from_json_schema import _SYSTEM, _collision_doc, _Layout, _Pending, _table
 from normalization_core.schema.json_schema_nodes import Arr, Json, NodeReader, Obj
@@ -169,6 +169,8 @@ def name_keys(conv: AirbyteNaming, stream: str, table: TableSchema, parent: Tabl
         parent_name = parent["json_path"][-1] if parent["json_path"] else stream
         if conv.normalize_table_name(name) == conv.normalize_table_name(parent_name):
             repeats = len(table["json_path"]) + 1
+    if repeats is None and conv.row_key_column(name) == AIRBYTE.root_id:  # a field named `root`
+        repeats = len(table["json_path"]) + 1
     table["row_key"] = conv.row_key_column(name, repeats)
     if parent is not None and "row_key" in parent:
         table["parent_key"] = foreign_key(parent["row_key"])

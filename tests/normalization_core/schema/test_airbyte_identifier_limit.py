@@ -19,7 +19,7 @@ LIMITS = [40, 63, 100]
 LONG = "postgres_has_a_64_characters_limit_to_table_names_but_other_destinations_are_fine"
 names = st.one_of(
     st.sampled_from(["a", "A", "a a", "a_a", "a-a", "simple", "simple stream name", "stream_name", "x" * 80,
-                     LONG, LONG.replace("limit", "and_not_more_limit"), "ünïcödé " * 9, "1_prefix"]),
+                     LONG, LONG.replace("limit", "and_not_more_limit"), "ünïcödé " * 9, "1_prefix", "root"]),
     st.lists(st.sampled_from(["a", "b", "_", " ", "é", "stream", "name", "x" * 30]), min_size=1,
              max_size=6).map("".join),
 )
@@ -73,11 +73,11 @@ def test_no_airbyte_identifier_exceeds_the_limit_and_clashing_tables_are_told_ap
     seen: dict[str, str] = {}
     for stream, plan in plans.items():
         for table in plan.schema["tables"]:
-            keys = [table["row_key"], *([table["parent_key"]] if table["parent"] else [])]
+            keys = [table["row_key"], *([table["parent_key"], "_airbyte_root_hashid"] if table["parent"] else [])]
             columns = [c["name"] for c in table["columns"]]
             for identifier in [table["name"], *keys, *columns]:
                 assert len(identifier) <= limit, (stream, identifier)
-            assert not set(keys) & set(columns), (stream, table["name"])
+            assert not set(keys) & set(columns) and len(set(keys)) == len(keys), (stream, table["name"])
             assert len(set(columns)) == len(columns), (stream, table["name"])
             owner = seen.setdefault(table["name"].lower(), stream)
             assert owner == stream or plan.schema["collisions"], (owner, stream, table["name"])
