@@ -1,4 +1,8 @@
-"""An Airbyte ConfiguredAirbyteCatalog per source (SPEC §2.2), validated with jsonschema."""
+"""An Airbyte ConfiguredAirbyteCatalog per source (SPEC §2.2), validated with jsonschema.
+
+A plain AirbyteCatalog (as `discover` prints it, streams without `destination_sync_mode`) is read too:
+its streams are `append`, as Airbyte configures a stream by default.
+"""
 from __future__ import annotations
 
 import json
@@ -17,7 +21,7 @@ CATALOG_SCHEMA: dict[str, Any] = {
     "required": ["streams"],
     "properties": {"streams": {"type": "array", "items": {
         "type": "object",
-        "required": ["stream", "destination_sync_mode"],
+        "required": ["stream"],
         "properties": {
             "stream": {"type": "object", "required": ["name", "json_schema"], "properties": {
                 "name": {"type": "string", "minLength": 1},
@@ -43,6 +47,8 @@ class StreamSettings:
     destination_sync_mode: str = "append"
     cursor_field: tuple[str, ...] = ()
     primary_key: tuple[tuple[str, ...], ...] = ()
+    namespace: str | None = None
+    """The catalog stream's namespace (Airbyte hashes it into colliding table names)."""
 
 
 def load_catalog(path: Path) -> dict[str, StreamSettings]:
@@ -70,7 +76,8 @@ def parse_catalog(doc: Any, where: str = "catalog") -> dict[str, StreamSettings]
         if name in streams:
             raise ConfigError(where, f"stream {name!r} is listed twice")
         streams[name] = StreamSettings(
-            name=name, json_schema=schema, destination_sync_mode=entry["destination_sync_mode"],
+            name=name, json_schema=schema, destination_sync_mode=entry.get("destination_sync_mode", "append"),
+            namespace=entry["stream"].get("namespace"),
             cursor_field=tuple(entry.get("cursor_field") or ()),
             primary_key=tuple(tuple(p) for p in entry.get("primary_key") or ()))
     return streams

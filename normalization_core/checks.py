@@ -13,6 +13,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
+from normalization_core.schema.model import TableSchema
 
 MAX_OFFENDING = 20
 _KEY = "#key"
@@ -57,18 +58,24 @@ def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, loa
     return CheckOutcome(not bad, len(bad), tuple(bad[:MAX_OFFENDING]), counts)
 
 
-def orphan_child_rows(child: DataFrame, parent: DataFrame, names: SystemNames, parent_table: str,
-                      child_table: str, load_ids: Sequence[str] | None = None) -> CheckOutcome:
+def orphan_child_rows(child: DataFrame, parent: DataFrame, names: SystemNames, parent_table: str | TableSchema,
+                      child_table: str | TableSchema, load_ids: Sequence[str] | None = None) -> CheckOutcome:
     """Child rows whose parent key is not a row key of the parent table. Offending keys: the child rows' keys.
 
     With `load_ids`, both sides are limited to those loads: a child row and its parent come from the
-    same record, hence the same load (append and overwrite tables).
+    same record, hence the same load (append and overwrite tables). Tables are given by name, or as their
+    documents (which name their keys under `airbyte`).
     """
     parent_key = names.row_id(parent_table)
+    link = names.parent_key(child_table) if isinstance(child_table, dict) else names.parent_id(_name(parent_table))
     keys = _of_loads(parent, names.load_id, load_ids).select(F.col(parent_key).alias("#parent"))
     children = _of_loads(child, names.load_id, load_ids)
-    orphans = children.join(keys, children[names.parent_id(parent_table)] == keys["#parent"], "left_anti")
+    orphans = children.join(keys, children[link] == keys["#parent"], "left_anti")
     return _outcome(orphans.select(F.col(names.row_id(child_table)).alias(_KEY)))
+
+
+def _name(table: str | TableSchema) -> str:
+    return table if isinstance(table, str) else table["name"]
 
 
 def _key_text(columns: Sequence[str]) -> Column:
@@ -83,7 +90,8 @@ def unique_primary_key(current: DataFrame, key_columns: Sequence[str]) -> CheckO
     return _outcome(duplicated.select(_key_text(key_columns).alias(_KEY)))
 
 
-def one_current_version(history: DataFrame, current: DataFrame, names: SystemNames, table: str) -> CheckOutcome:
+def one_current_version(history: DataFrame, current: DataFrame, names: SystemNames,
+                        table: str | TableSchema) -> CheckOutcome:
     """Each key has at most one current version in history, and the current table holds exactly
     the current versions (by row key). Offending keys: `unique_key` values, or row keys of the
     current table that history does not mark current (and vice versa)."""

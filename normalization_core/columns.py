@@ -4,7 +4,9 @@ Every other module asks this one for a system name; no `_norm_*` literal lives e
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class SystemNames:
     """Schema versions table."""
     raw_table_prefix: str
     """Raw table name = prefix + stream."""
+    child_record_columns: bool = False
+    """Child tables also carry the record's raw id, extracted at and normalized at (Airbyte's do)."""
 
     @property
     def file(self) -> str:
@@ -71,9 +75,21 @@ class SystemNames:
     def raw_table(self, stream: str) -> str:
         return f"{self.raw_table_prefix}{stream}"
 
-    def row_id(self, table: str) -> str:
-        """Row key column of a typed table (Airbyte names it after the table)."""
+    def row_id(self, table: str | Mapping[str, Any]) -> str:
+        """Row key column of a typed table (a table document, or its name).
+
+        Airbyte names it after the stream or nested field: the layout stores that name in the table's
+        `row_key`; a table without one (an older schema, or a bare name) is keyed after its own name.
+        """
+        if isinstance(table, Mapping):
+            if table.get("row_key"):
+                return str(table["row_key"])
+            table = str(table["name"])
         return f"_airbyte_{table}_hashid" if self.prefix == "_airbyte" else f"{self.prefix}_id"
+
+    def parent_key(self, table: Mapping[str, Any]) -> str:
+        """Parent row key column of the child table `table` (its stored `parent_key`, else by its parent's name)."""
+        return str(table.get("parent_key") or self.parent_id(str(table["parent"])))
 
     def history_table(self, table: str) -> str:
         """SCD history table of an `append_dedup` stream's root table (the suffix is never shortened)."""
@@ -110,7 +126,7 @@ AIRBYTE = SystemNames(
     valid_from="_airbyte_start_at", valid_to="_airbyte_end_at", is_current="_airbyte_active_row",
     unique_key="_airbyte_unique_key", unique_key_scd="_airbyte_unique_key_scd",
     loads_table="_airbyte_loads", versions_table="_airbyte_versions",
-    raw_table_prefix="_airbyte_raw_",
+    raw_table_prefix="_airbyte_raw_", child_record_columns=True,
 )
 
 BY_CONVENTION: dict[str, SystemNames] = {"native": NATIVE, "dlt": DLT, "airbyte": AIRBYTE}

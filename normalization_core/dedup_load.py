@@ -25,7 +25,7 @@ from normalization_core.io.delta import (
     run_concurrently,
 )
 from normalization_core.schema import StreamSchema
-from normalization_core.schema.model import root_table
+from normalization_core.schema.model import TableSchema, find_table, root_table
 from normalization_core.transform.nesting import child_table, typed_root
 from normalization_core.transform.parse import parse_records, record_variant
 from normalization_core.transform.scd import (
@@ -59,6 +59,7 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     """Apply loads to the stream's history, current and child tables; returns rows changed per table."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
     root, *children = plan.tables
+    root_doc = root_table(plan.schema)
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
     history_path = paths[names.history_table(root)]
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
@@ -68,9 +69,9 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
 
         def history_source() -> DataFrame:
             if not is_delta_table(spark, history_path):
-                return history_changes(incoming, None, names, cols, root, load_ids)
+                return history_changes(incoming, None, names, cols, root_doc, load_ids)
             existing = materialized(touched(read_table(spark, history_path), keys, cols))
-            return history_changes(incoming, existing, names, cols, root, load_ids)
+            return history_changes(incoming, existing, names, cols, root_doc, load_ids)
 
         def current_source() -> DataFrame:
             history = materialized(touched(read_table(spark, history_path), keys, cols))
@@ -80,15 +81,15 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
             rows = child_table(versioned, names, plan.schema, child, _VERSION)
             return rows.withColumn(DELETE, F.lit(False))
 
-        history_table = names.history_table(root)
-        changed = {history_table: merge_by_key(spark, history_path, history_source, [names.row_id(root)], DELETE)}
+        changed = {names.history_table(root):
+                   merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE)}
         tables = [root]
         writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE)]
         if children:  # the history rows of these loads, read once for all child tables
             loaded = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
-            versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root)), names)
+            versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root_doc)), names)
             writes += [partial(merge_by_key, spark, paths[c], partial(children_source, versioned, c),
-                               [names.row_id(c)], DELETE) for c in children]
+                               [names.row_id(find_table(plan.schema, c))], DELETE) for c in children]
             tables += children
         changed.update(zip(tables, run_concurrently(writes)))
     finally:
@@ -108,7 +109,7 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
         history = read_table(spark, paths[names.history_table(root)])
         current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
         writes = [partial(replace_all, current, paths[root], MERGED_TABLE_PROPERTIES)]
-        versioned = _with_version(parsed, _version_ids(history, names, root), names)
+        versioned = _with_version(parsed, _version_ids(history, names, root_table(plan.schema)), names)
         writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, _VERSION), paths[c],
                            MERGED_TABLE_PROPERTIES) for c in children]
         run_concurrently(writes)
@@ -121,7 +122,7 @@ def scd_history(parsed: DataFrame, names: SystemNames, plan: StreamPlan) -> Data
     """The history of every key in `parsed` (from `parse_versions`), computed at once."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
     versions = _versions(parsed, names, plan.schema, cols)
-    return history_rows(versions, names, cols, plan.tables[0])
+    return history_rows(versions, names, cols, root_table(plan.schema))
 
 
 def parse_versions(raw_rows: DataFrame, names: SystemNames, schema: StreamSchema) -> DataFrame:
@@ -134,10 +135,10 @@ def _versions(parsed: DataFrame, names: SystemNames, schema: StreamSchema, cols:
     """Typed root rows as versions: row key = version key, plus unique key, file and line."""
     typed = typed_root(parsed, names, schema, normalized_at=F.current_timestamp(),
                        carry=[RECORD_HASH, names.file, names.line])
-    return with_version_keys(typed, names, cols, root_table(schema)["name"])
+    return with_version_keys(typed, names, cols, root_table(schema))
 
 
-def _version_ids(history: DataFrame, names: SystemNames, root: str) -> DataFrame:
+def _version_ids(history: DataFrame, names: SystemNames, root: TableSchema) -> DataFrame:
     return history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(_VERSION))
 
 

@@ -21,10 +21,10 @@ from normalization_core.io.packages import Discovery, LoadPackage, discover_pack
 from normalization_core.io.reader import read_package_lines, unreadable_file
 from normalization_core.io.registry import LoadRecord, is_newest_load, normalized_load_ids, record_loads
 from normalization_core.io.spark import small_input_conf
-from normalization_core.naming import get_convention
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
 from normalization_core.transform.parse import PARSED, parsed_columns, read_from_variant, with_parsed_records
+from normalization_core.stream_collisions import raw_tables
 from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, stream_plans, write_typed_tables
 
 
@@ -63,9 +63,8 @@ class _Counts:
 
 
 def raw_table_name(source: SourceConfig, stream: str) -> str:
-    """The raw table of a stream under the source's convention (`_norm_raw_<stream>`)."""
-    table = get_convention(source.convention, source.max_identifier_length).normalize_table_name(stream)
-    return system_names(source.convention).raw_table(table)
+    """The raw table of a stream under the source's convention (`_norm_raw_<stream>`, `_airbyte_raw_<stream>`)."""
+    return raw_tables(source, [stream])[stream]
 
 
 def known_streams(source: SourceConfig, catalog_streams: list[str]) -> list[str]:
@@ -234,7 +233,7 @@ def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConf
 
 
 def _raw_tables(source: SourceConfig, package: LoadPackage) -> dict[str, str]:
-    tables = {stream: raw_table_name(source, stream) for stream in package.streams}
+    tables = raw_tables(source, package.streams)  # (airbyte's are distinct: clashes get hashed names)
     seen: dict[str, str] = {}
     for stream, table in tables.items():
         if table.lower() in seen:

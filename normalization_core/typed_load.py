@@ -23,6 +23,7 @@ from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, record_versions
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.schema.inference import evolve, infer_schema
+from normalization_core.stream_collisions import disambiguate_tables
 from normalization_core.transform.counts import NulledCounts, load_counts, nulled_by_load, observe_loads
 from normalization_core.transform.inference import observed_types
 from normalization_core.transform.nesting import typed_tables
@@ -62,14 +63,17 @@ def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
         settings = stream_settings(source, catalog, name)
         schema = schema_from_json_schema(name, settings.json_schema, convention=source.convention,
                                          max_identifier_length=source.max_identifier_length,
-                                         max_table_nesting=source.max_table_nesting, namespace=source.name)
+                                         max_table_nesting=source.max_table_nesting,
+                                         namespace=settings.namespace or source.name)
         plans[name] = StreamPlan(settings, schema)
+    plans = disambiguate_tables(source, plans)
     check_distinct_tables(source, plans)
     return plans
 
 
 def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) -> None:
-    """Refuse two streams that would write one table (their rows would be merged silently, SPEC §4)."""
+    """Refuse two streams that would write one table (their rows would be merged silently, SPEC §4);
+    under `airbyte`, only what `disambiguate_tables` could not tell apart (an `_scd` table) is left."""
     names = system_names(source.convention)
     owner: dict[str, str] = {}
     for stream, plan in plans.items():
@@ -102,7 +106,9 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
         schema = evolve(previous.schema, observed) if previous else infer_schema(
             stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting)
         plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
-    check_distinct_tables(source, {**catalog_plans, **plans})
+    combined = disambiguate_tables(source, {**catalog_plans, **plans})
+    plans = {stream: combined[stream] for stream in plans}
+    check_distinct_tables(source, combined)
     record_versions(spark, path, [plan.schema for plan in plans.values()])
     return plans
 
@@ -118,6 +124,7 @@ def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str
     for stream, stored in latest_versions(spark, path).items():
         if stream not in plans and stored.schema.get("inferred"):
             plans[stream] = StreamPlan(stream_settings(source, catalog, stream), stored.schema)
+    plans = disambiguate_tables(source, plans)
     check_distinct_tables(source, plans)
     return plans
 

@@ -16,7 +16,7 @@ from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.pipeline import LoadResult, raw_table_name
-from normalization_core.schema.model import TableSchema, root_table
+from normalization_core.schema.model import TableSchema, find_table
 from normalization_core.typed_load import StreamPlan
 
 ROWS_TYPED = "rows_typed_per_load"
@@ -97,19 +97,20 @@ def check_results(spark: SparkSession, config: LakenormConfig, source: SourceCon
             yield _result(source, root["name"], UNIQUE_KEY, outcome, "duplicated keys")
         if mode == "append_dedup" and is_delta_table(spark, path(history_key(source, plan).path[-1])):
             key = history_key(source, plan)
-            yield from history_check_results(spark, path(key.path[-1]), path(root["name"]), names, key, root["name"])
+            yield from history_check_results(spark, path(key.path[-1]), path(root["name"]), names, key, root)
         for child in children:
             if not is_delta_table(spark, path(child["name"])):
                 continue
             from_history = _hangs_off_history(plan, child)
             parent = read_table(spark, path(_parent_table(source, plan, child)))
-            outcome = K.orphan_child_rows(read_table(spark, path(child["name"])), parent, names, child["parent"],
-                                          child["name"], None if from_history else loads)
+            outcome = K.orphan_child_rows(read_table(spark, path(child["name"])), parent, names,
+                                          find_table(plan.schema, child["parent"]), child,
+                                          None if from_history else loads)
             yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys")
 
 
 def history_check_results(spark: SparkSession, history_path: str, current_path: str, names: SystemNames,
-                          history_key: dg.AssetKey, current_table: str) -> list[dg.AssetCheckResult]:
+                          history_key: dg.AssetKey, current_table: str | TableSchema) -> list[dg.AssetCheckResult]:
     """Results of `history_check_specs` for a history table and its current table."""
     history, current = read_table(spark, history_path), read_table(spark, current_path)
     one = K.one_current_version(history, current, names, current_table)

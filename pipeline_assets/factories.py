@@ -60,9 +60,17 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
                 [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
                 kinds={"spark", "delta"}, description=f"Typed table {table['name']!r} of stream {stream!r}.",
                 metadata={"dagster/table_name": f"{source.name}.{table['name']}", "dagster/column_schema": columns,
-                          "stream": stream, "write_disposition": plan.settings.destination_sync_mode},
+                          "stream": stream, "write_disposition": plan.settings.destination_sync_mode,
+                          **name_collisions(plan, table["name"])},
             )
     return specs
+
+
+def name_collisions(plan: StreamPlan, table: str) -> dict:
+    """`name_collisions`: the table-name collisions (SPEC §4) that gave `table` its name, if any."""
+    found = [dict(c["resolved"]) for c in plan.schema["collisions"]
+             if c["table"] is None and table in c["resolved"].values()]
+    return {"name_collisions": found} if found else {}
 
 
 def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> dg.AssetSpec:
@@ -115,7 +123,8 @@ def typed_table_metadata(spark: SparkSession, config: LakenormConfig, source: So
     doc = find_table(plan.schema, root if table == names.history_table(root) else table)  # history: root's columns
     raw_key = dg.AssetKey([source.name, raw_table_name(source, plan.settings.name)])
     return {**table_state(spark, config.table_path(source.name, table), column_json_paths(plan.schema, doc)),
-            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name)}
+            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name),
+            **name_collisions(plan, doc["name"])}
 
 
 def raw_metadata(results: list[LoadResult], stream: str) -> dict | None:

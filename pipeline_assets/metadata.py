@@ -14,7 +14,7 @@ from pyspark.sql import types as T
 from normalization_core.columns import SystemNames
 from normalization_core.io.maintenance import table_row_count, table_schema
 from normalization_core.pipeline import LoadResult, StreamResult
-from normalization_core.schema.model import StreamSchema, TableSchema, lineage, root_table
+from normalization_core.schema.model import StreamSchema, TableSchema, find_table, lineage, root_table
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -53,17 +53,17 @@ def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames,
     if table["parent"] is None:
         deps.update({
             names.raw_id: [dg.TableColumnDep(raw_key, names.raw_id)],
-            names.row_id(table["name"]): [dg.TableColumnDep(raw_key, names.raw_id)],
+            names.row_id(table): [dg.TableColumnDep(raw_key, names.raw_id)],
             names.extracted_at: [dg.TableColumnDep(raw_key, names.extracted_at)],
             names.load_id: [dg.TableColumnDep(raw_key, names.load_id)],
         })
         return dg.TableColumnLineage(deps_by_column=deps)
-    parent, root = table["parent"], root_table(schema)["name"]
-    parent_key = dg.TableColumnDep(dg.AssetKey([source, parent]), names.row_id(parent))
+    parent, root = table["parent"], root_table(schema)
+    parent_key = dg.TableColumnDep(dg.AssetKey([source, parent]), names.row_id(find_table(schema, parent)))
     deps.update({
-        names.parent_id(parent): [parent_key],
-        names.row_id(table["name"]): [parent_key],
-        names.root_id: [dg.TableColumnDep(dg.AssetKey([source, root]), names.row_id(root))],
+        names.parent_key(table): [parent_key],
+        names.row_id(table): [parent_key],
+        names.root_id: [dg.TableColumnDep(dg.AssetKey([source, root["name"]]), names.row_id(root))],
         names.load_id: [dg.TableColumnDep(dg.AssetKey([source, parent]), names.load_id)],
         names.list_idx: data,
     })

@@ -87,6 +87,18 @@ class AirbyteNaming(NamingConvention):
         child = self._unlimited(json_path[-1])
         return self._nested_hashed_name(parent, path_hash, child)
 
+    def row_key_column(self, name: str, repeats_parent_at: int | None = None) -> str:
+        """`_airbyte_<name>_hashid` for a stream or nested field `name`, as Airbyte forms it: the name
+        normalized as a table name, the column cut to the usable length; a child whose name repeats its
+        parent's gets its level (`_airbyte_<name>_2_hashid`)."""
+        base = self.normalize_table_name(name)
+        level = f"_{repeats_parent_at}" if repeats_parent_at is not None else ""
+        return self.normalize_identifier(f"_airbyte_{base}{level}_hashid")
+
+    def raw_table_name(self, stream: str) -> str:
+        """`_airbyte_raw_<stream>`: standard naming, lower-cased, never truncated (as Airbyte's raw tables)."""
+        return "_airbyte_raw_" + self._unlimited(stream)
+
     def collision_candidates(self, original: str, name: str, normalize: Callable[[str], str]) -> Iterator[str]:
         """`<original>_1`, `<original>_2`, ... normalized, as Airbyte names clashing columns."""
         for index in count(1):

@@ -3,9 +3,11 @@
 Airbyte Basic Normalization's layout: every property is a column of its table, objects and arrays as
 their JSON text. A nested object with properties also becomes a child table (one row per parent row
 holding it); an array of objects a child table (one row per element); an array of scalars stays a JSON
-column only. Tables are named by the JSON path from the stream joined with `_`; only names that
-collide switch, all of them, to Airbyte's `<parent>_<3-hex sha1>_<child>`. Clashing columns get
-`_1`, `_2`, ... in catalog order. Typing is shared with the native layout (SPEC §5.1).
+column only; an array of arrays of objects a child table of the inner objects (flattened). Tables are
+named by the JSON path from the stream joined with `_`; only names that collide switch, all of them, to
+Airbyte's `<parent>_<3-hex sha1>_<child>`. Clashing columns get `_1`, `_2`, ... in catalog order. Row keys
+are named after the stream or nested field (`_airbyte_<name>_hashid`), parent keys after the parent's
+(`_airbyte_<name>_foreign_hashid`). Typing is shared with the native layout (SPEC §5.1).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from normalization_core.columns import system_names
+from normalization_core.columns import AIRBYTE, system_names
 from normalization_core.naming import AirbyteNaming, assign_names, get_convention
 from normalization_core.schema.from_json_schema import _SYSTEM, _collision_doc, _Layout, _Pending, _table
 from normalization_core.schema.json_schema_nodes import Arr, Json, NodeReader, Obj
@@ -33,7 +35,7 @@ def airbyte_schema(stream: str, json_schema: dict[str, Any], max_identifier_leng
     """
     conv = get_convention(CONVENTION, max_identifier_length)
     assert isinstance(conv, AirbyteNaming)
-    record = NodeReader(stream).read(json_schema, ())
+    record = NodeReader(stream, items_as_properties=True).read(json_schema, ())
     layout = _AirbyteLayout(conv, stream, namespace or DEFAULT_NAMESPACE, max_table_nesting, previous)
     tables, collisions = layout.build(stream, record)
     return StreamSchema(stream=stream, convention=CONVENTION, max_identifier_length=conv.max_identifier_length,
@@ -66,6 +68,7 @@ class _AirbyteLayout(_Layout):
         self._name_all_tables([pending for pending, _ in ordered])
         for pending, parent in ordered:
             pending.table["parent"] = parent.table["name"] if parent else None
+            self._name_keys(pending.table, parent.table if parent else None)
         for pending, _ in ordered:
             self._name_columns(pending)
         return [pending.table for pending, _ in ordered], self.collisions
@@ -78,16 +81,19 @@ class _AirbyteLayout(_Layout):
             nests = depth + 1 <= self.max_nesting
             if isinstance(node, (Obj, Arr)):
                 pending.columns.append(([key], Json(node.tag)))
-                if nests and (isinstance(node, Obj) or isinstance(node.items, Obj)):
+                if nests and isinstance(_innermost(node)[0], Obj):
                     pending.children.append(([key], node, depth + 1))
             else:
                 pending.columns.append(([key], node))
 
     def _children(self, parent: _Pending) -> Iterator[_Pending]:
         for path, node, depth in parent.children:
-            obj, element = (node, "nested_object") if isinstance(node, Obj) else (node.items, "object")
+            obj, levels = _innermost(node)
+            element = "nested_object" if isinstance(node, Obj) else "object"
             json_path = [*parent.table["json_path"], *path]
             table = _table(None, path, json_path, "child", element, depth)  # type: ignore[arg-type]
+            if levels > 1:
+                table["flatten"] = levels - 1
             child = _Pending(_identity(json_path), self.conv.child_table_name(self.stream, tuple(json_path)),
                              table, [], [])
             assert isinstance(obj, Obj)
@@ -127,6 +133,15 @@ class _AirbyteLayout(_Layout):
             seen.add(name.lower())
             final[pending.identity] = name
 
+    def _name_keys(self, table: TableSchema, parent: TableSchema | None) -> None:
+        """Row key after the stream or nested field (`_<level>` when a child repeats its parent's name),
+        parent key after the parent's; an earlier version's keys (or their absence) are kept."""
+        before = self.previous_tables.get(_identity(table["json_path"]))
+        if before is not None:
+            table.update({k: before[k] for k in ("row_key", "parent_key") if k in before})  # type: ignore[misc]
+            return
+        name_keys(self.conv, self.stream, table, parent)
+
     def _name_columns(self, pending: _Pending) -> None:
         table = pending.table
         keys = [path[0] for path, _ in pending.columns]
@@ -143,6 +158,48 @@ class _AirbyteLayout(_Layout):
         if before is not None:
             reserved.update({column["path"][0]: column["name"] for column in before["columns"]})
         return reserved
+
+
+def name_keys(conv: AirbyteNaming, stream: str, table: TableSchema, parent: TableSchema | None) -> None:
+    """Set the table's `row_key` (after the stream or the last key of its JSON path; a child whose name
+    repeats its parent's gets its level) and `parent_key` (after the parent's row key)."""
+    name = table["json_path"][-1] if table["json_path"] else stream
+    repeats = None
+    if parent is not None:
+        parent_name = parent["json_path"][-1] if parent["json_path"] else stream
+        if conv.normalize_table_name(name) == conv.normalize_table_name(parent_name):
+            repeats = len(table["json_path"]) + 1
+    if repeats is None and conv.row_key_column(name) == AIRBYTE.root_id:  # a field named `root`
+        repeats = len(table["json_path"]) + 1
+    table["row_key"] = conv.row_key_column(name, repeats)
+    if parent is not None and "row_key" in parent:
+        table["parent_key"] = foreign_key(parent["row_key"])
+
+
+def name_inferred_keys(conv: AirbyteNaming, schema: StreamSchema, previous: StreamSchema | None) -> None:
+    """Keys of an inferred stream's tables under `airbyte` (parents first); a table of `previous` keeps
+    its keys (or their absence: tables written before tables stored their keys)."""
+    before = {table["name"]: table for table in previous["tables"]} if previous else {}
+    by_name = {table["name"]: table for table in schema["tables"]}
+    for table in schema["tables"]:
+        if table["name"] in before:
+            table.update({k: before[table["name"]][k] for k in ("row_key", "parent_key")  # type: ignore[misc]
+                          if k in before[table["name"]]})
+        else:
+            name_keys(conv, schema["stream"], table, by_name.get(table["parent"] or ""))
+
+
+def foreign_key(row_key: str) -> str:
+    """`_airbyte_<name>_foreign_hashid` from the parent's `_airbyte_<name>_hashid` (at most 8 characters longer)."""
+    return row_key.removesuffix("_hashid") + "_foreign_hashid"
+
+
+def _innermost(node: Obj | Arr) -> tuple[Any, int]:
+    """The node under every array level of `node`, and how many array levels there are."""
+    levels = 0
+    while isinstance(node, Arr):
+        node, levels = node.items, levels + 1
+    return node, levels
 
 
 def _identity(json_path: list[str]) -> str:

@@ -158,9 +158,9 @@ class _Layout:
         """System columns (never given to data) and the names an earlier version already gave."""
         n = self.names
         system = [n.raw_id, n.extracted_at, n.load_id, n.data, n.meta, n.normalized_at, n.list_idx, n.root_id,
-                  n.row_id(table["name"]), n.valid_from, n.valid_to, n.is_current, n.unique_key, n.unique_key_scd]
+                  n.row_id(table), n.valid_from, n.valid_to, n.is_current, n.unique_key, n.unique_key_scd]
         if table["parent"] is not None:
-            system.append(n.parent_id(table["parent"]))
+            system.append(n.parent_key(table))
         reserved = {_SYSTEM + name: name for name in system}
         reserved.update(_previous_column_names(self.previous, table["name"]))
         return reserved

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from normalization_core.columns import system_names
-from normalization_core.naming import NamingConvention, get_convention
+from normalization_core.naming import AirbyteNaming, NamingConvention, get_convention
+from normalization_core.schema.airbyte_layout import name_inferred_keys
 from normalization_core.schema.from_json_schema import SUPPORTED_CONVENTIONS, _Layout
 from normalization_core.schema.json_schema_nodes import Arr, Json, Node, Obj, Scalar
 from normalization_core.schema.model import (
@@ -110,6 +111,8 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     tables, collisions = layout.build(stream, record if isinstance(record, Obj) else Obj(()))
     schema = StreamSchema(stream=stream, convention=convention, max_identifier_length=conv.max_identifier_length,
                           max_table_nesting=max_nesting, tables=tables, collisions=collisions, inferred=True)
+    if isinstance(conv, AirbyteNaming):  # keys named as Airbyte's, within the identifier limit
+        name_inferred_keys(conv, schema, previous)
     for table in tables:
         table["columns"] = _with_variants(schema, table, specs, previous, conv)
     return schema

@@ -57,8 +57,10 @@ _NULL = Json("null")
 class NodeReader:
     """JSON Schema -> nodes; union options of one kind merge, conflicts raise ConfigError."""
 
-    def __init__(self, stream: str) -> None:
+    def __init__(self, stream: str, items_as_properties: bool = False) -> None:
         self.stream = stream
+        self.items_as_properties = items_as_properties
+        """Airbyte's reading: an object without properties takes those of its `items`, if any."""
 
     def read(self, schema: Any, key_path: tuple[str, ...]) -> Node:
         if not isinstance(schema, dict):
@@ -87,6 +89,9 @@ class NodeReader:
             return _string(schema.get("format"), airbyte_type)
         if json_type == "object":
             properties = schema.get("properties")
+            items = schema.get("items")
+            if not properties and self.items_as_properties and isinstance(items, dict):
+                properties = items.get("properties")
             if not isinstance(properties, dict) or not properties:
                 return Json("object")
             return Obj(tuple((key, self.read(sub, (*key_path, key))) for key, sub in properties.items()))

@@ -94,6 +94,13 @@ class TableSchema(TypedDict):
     depth: int
     """Nesting level of the table's rows (root 0), counted as dlt does."""
     columns: list[ColumnSchema]
+    row_key: NotRequired[str]
+    """Row key column when the convention names it per table (`airbyte`: after the stream or nested field)."""
+    parent_key: NotRequired[str]
+    """Parent row key column when the convention names it per table (`airbyte`)."""
+    flatten: NotRequired[int]
+    """Array levels between the parent's value and the rows (an array of arrays of objects: 1), flattened
+    into one list (`airbyte`)."""
 
 
 class CollisionDoc(TypedDict):

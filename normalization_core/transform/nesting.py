@@ -82,15 +82,17 @@ def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchem
         typed = _type_rows(rows, stream_schema, root, [*keep, *carry], unreadable, tree)
         return typed.select(
             *_data_names(root), *keep,
-            row_key(F.col(names.raw_id)).alias(names.row_id(root["name"])),
+            row_key(F.col(names.raw_id)).alias(names.row_id(root)),
             F.col(_META).alias(names.meta), stamp.alias(names.normalized_at), *carry,
         )
     return _by_path(parsed, build)
 
 
 def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str,
-                root_key: str | None = None) -> DataFrame:
-    """A nested table at any depth: data columns, load ID, row key, parent key, list index, root key, meta.
+                root_key: str | None = None, normalized_at: Column | None = None) -> DataFrame:
+    """A nested table at any depth: data columns, (raw id, extracted at,) load ID, row key, parent key,
+    list index, root key, meta (, normalized at): the bracketed ones where the convention's children carry
+    them (`airbyte`).
 
     `root_key`: a column of `parsed` holding the root row's key (default: the key derived from the raw id).
     """
@@ -100,18 +102,21 @@ def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSche
     root = F.col(root_key) if root_key else row_key(F.col(names.raw_id))
     target = chain[-1]
     in_array = target["element"] != "nested_object"
+    carry = [names.raw_id, names.extracted_at, names.load_id] if names.child_record_columns else [names.load_id]
+    stamp = [] if not names.child_record_columns else [
+        (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at)]
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(F.col(names.load_id), root.alias(_ROOT), _record(tree).alias(_ROW))
+        rows = records.select(*carry, root.alias(_ROOT), _record(tree).alias(_ROW))
         rows = rows.withColumn(_KEY, F.col(_ROOT))
         for parent, child in zip(chain, chain[1:]):
-            rows = _explode(rows, stream_schema, parent, child, names, tree)
-        typed = _type_rows(rows, stream_schema, target, [names.load_id, _KEY, _PARENT, _INDEX, _ROOT], tree=tree)
+            rows = _explode(rows, stream_schema, parent, child, carry, tree)
+        typed = _type_rows(rows, stream_schema, target, [*carry, _KEY, _PARENT, _INDEX, _ROOT], tree=tree)
         return typed.select(
-            *_data_names(target), F.col(names.load_id), F.col(_KEY).alias(names.row_id(target["name"])),
-            F.col(_PARENT).alias(names.parent_id(chain[-2]["name"])),
+            *_data_names(target), *carry, F.col(_KEY).alias(names.row_id(target)),
+            F.col(_PARENT).alias(names.parent_key(target)),
             *([F.col(_INDEX).cast(T.LongType()).alias(names.list_idx)] if in_array else []),
-            F.col(_ROOT).alias(names.root_id), F.col(_META).alias(names.meta),
+            F.col(_ROOT).alias(names.root_id), F.col(_META).alias(names.meta), *stamp,
         )
     return _by_path(parsed, build)
 
@@ -124,31 +129,45 @@ def typed_tables(parsed: DataFrame, names: SystemNames, stream_schema: StreamSch
     """
     root, *children = stream_schema["tables"]
     tables = {root["name"]: typed_root(parsed, names, stream_schema, normalized_at=normalized_at)}
-    tables.update({child["name"]: child_table(parsed, names, stream_schema, child["name"]) for child in children})
+    tables.update({child["name"]: child_table(parsed, names, stream_schema, child["name"], normalized_at=normalized_at)
+                   for child in children})
     return tables
 
 
 def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: TableSchema,
-             names: SystemNames, tree: bool) -> DataFrame:
+             carry: list[str], tree: bool) -> DataFrame:
     """Rows of `parent` -> rows of `child`, one per element of its array; a null or empty array gives none.
 
-    A `nested_object` child has one row per parent row whose value is not null, and no list index.
+    A `nested_object` child has one row per parent row whose value is not null, and no list index; a child
+    with `flatten` levels has one row per element of its arrays of arrays, flattened, indexed in that list.
     """
     value = _array_in(schema, parent, child, F.col(_ROW), tree)
+    kept = [F.col(c) for c in carry]
     if child["element"] == "nested_object":
-        exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
+        exploded = rows.select(*kept, F.col(_ROOT), F.col(_KEY).alias(_PARENT),
                                F.lit(None).cast(T.IntegerType()).alias(_INDEX), value.alias(_ELEMENT))
         present = F.col(_ELEMENT).isNotNull() if tree else is_present(F.col(_ELEMENT))
         exploded = exploded.where(present)
     else:
-        exploded = rows.select(F.col(names.load_id), F.col(_ROOT), F.col(_KEY).alias(_PARENT),
-                               F.posexplode(value if tree else value.try_cast(_ARRAY)).alias(_INDEX, _ELEMENT))
+        exploded = rows.select(*kept, F.col(_ROOT), F.col(_KEY).alias(_PARENT),
+                               F.posexplode(_elements(value, child.get("flatten", 0), tree)).alias(_INDEX, _ELEMENT))
     element = F.col(_ELEMENT)
     is_object = child["element"] in ("object", "nested_object") and not tree
     row = cast_object(element, row_level(schema, child).fields()) if is_object else element
-    return exploded.select(F.col(names.load_id), F.col(_ROOT), F.col(_PARENT), F.col(_INDEX),
+    return exploded.select(*kept, F.col(_ROOT), F.col(_PARENT), F.col(_INDEX),
                            row_key(F.col(_PARENT), F.lit(child["name"]), F.col(_INDEX)).alias(_KEY),
                            row.alias(_ROW), element)
+
+
+def _elements(value: Column, flatten: int, tree: bool) -> Column:
+    """The array of a child's rows: the value itself (tree) or cast from its VARIANT, `flatten` levels flattened."""
+    array_type: T.DataType = _ARRAY
+    for _ in range(flatten):
+        array_type = T.ArrayType(array_type)
+    elements = value if tree else value.try_cast(array_type)
+    for _ in range(flatten):
+        elements = F.flatten(elements)
+    return elements
 
 
 def _array_in(schema: StreamSchema, parent: TableSchema, child: TableSchema, row: Column, tree: bool) -> Column:

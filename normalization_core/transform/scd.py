@@ -74,7 +74,7 @@ def cursor_column(names: SystemNames, cols: ScdColumns) -> Column:
     return F.col(cols.cursor) if cols.cursor else F.col(names.extracted_at)
 
 
-def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, root: str) -> DataFrame:
+def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, root: str | TableSchema) -> DataFrame:
     """Typed root rows (carrying `RECORD_HASH`) -> unique key, and the version as row key and unique_key_scd."""
     unique_key = hash128([F.col(k) for k in cols.keys])
     extra = [] if cols.cursor else [F.col(names.extracted_at)]
@@ -85,7 +85,7 @@ def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, ro
             .drop(RECORD_HASH))
 
 
-def _order(names: SystemNames, cols: ScdColumns, root: str, newest_first: bool) -> list[Column]:
+def _order(names: SystemNames, cols: ScdColumns, root: str | TableSchema, newest_first: bool) -> list[Column]:
     """Version order (SPEC §6): cursor (NULL oldest), CDC updated at, CDC log position, extracted at,
     load ID, file, line; the row key last makes it total."""
     parts = [F.col(_CURSOR), F.col(_CDC_UPDATED), F.col(_CDC_POS), F.col(names.extracted_at),
@@ -93,7 +93,7 @@ def _order(names: SystemNames, cols: ScdColumns, root: str, newest_first: bool) 
     return [p.desc_nulls_last() if newest_first else p.asc_nulls_first() for p in parts]
 
 
-def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root: str) -> DataFrame:
+def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root: str | TableSchema) -> DataFrame:
     """All versions of some keys -> their history: one row per row key (the oldest duplicate), with
     valid from / to and is-current recomputed per key."""
     optional = lambda name: F.col(name) if name else F.lit(None)  # noqa: E731
@@ -114,7 +114,7 @@ def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root
 
 
 def history_changes(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
-                    root: str, load_ids: Sequence[str]) -> DataFrame:
+                    root: str | TableSchema, load_ids: Sequence[str]) -> DataFrame:
     """MERGE source for the history table: the recomputed history of the touched keys (`DELETE` false)
     plus the touched rows that no longer exist (`DELETE` true).
 

@@ -66,17 +66,17 @@ def test_airbyte_convention_writes_airbyte_tables_linked_by_hashids(spark, tmp_p
         ("colors", "string"), ("_airbyte_ab_id", "string"), ("_airbyte_emitted_at", "timestamp"),
         ("_airbyte_load_id", "string"), ("_airbyte_cars_hashid", "string"), ("_airbyte_meta", META),
         ("_airbyte_normalized_at", "timestamp")]
-    link = [("_airbyte_load_id", "string")]
+    # children carry the record's id and emitted at, and normalized at, as Airbyte's (and the seed's) do;
+    # row keys are named after the nested field, parent keys after the parent's
+    link = [("_airbyte_ab_id", "string"), ("_airbyte_emitted_at", "timestamp"), ("_airbyte_load_id", "string")]
+    tail = [("_airbyte_root_hashid", "string"), ("_airbyte_meta", META), ("_airbyte_normalized_at", "timestamp")]
     assert specs.dtypes == [("transmission", "string"), ("engine", "string"), *link,
-                            ("_airbyte_cars_specs_hashid", "string"), ("_airbyte_cars_foreign_hashid", "string"),
-                            ("_airbyte_root_hashid", "string"), ("_airbyte_meta", META)]
-    assert engine.dtypes == [("cylinders", "bigint"), *link, ("_airbyte_cars_specs_engine_hashid", "string"),
-                             ("_airbyte_cars_specs_foreign_hashid", "string"), ("_airbyte_root_hashid", "string"),
-                             ("_airbyte_meta", META)]
+                            ("_airbyte_specs_hashid", "string"), ("_airbyte_cars_foreign_hashid", "string"), *tail]
+    assert engine.dtypes == [("cylinders", "bigint"), *link, ("_airbyte_engine_hashid", "string"),
+                             ("_airbyte_specs_foreign_hashid", "string"), *tail]
     assert editions.dtypes == [("name", "string"), ("release_year", "bigint"), *link,
-                               ("_airbyte_cars_limited_editions_hashid", "string"),
-                               ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_list_idx", "bigint"),
-                               ("_airbyte_root_hashid", "string"), ("_airbyte_meta", META)]
+                               ("_airbyte_limited_editions_hashid", "string"),
+                               ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_list_idx", "bigint"), *tail]
 
     by_make = {r["make"]: r for r in cars.collect()}  # 2 rows
     alfa, lotus = by_make["alfa romeo"], by_make["lotus"]
@@ -93,14 +93,15 @@ def test_airbyte_convention_writes_airbyte_tables_linked_by_hashids(spark, tmp_p
     assert spec["_airbyte_cars_foreign_hashid"] == spec["_airbyte_root_hashid"] == alfa_key
     (eng,) = engine.collect()
     assert eng["cylinders"] == 4
-    assert eng["_airbyte_cars_specs_foreign_hashid"] == spec["_airbyte_cars_specs_hashid"]
+    assert eng["_airbyte_specs_foreign_hashid"] == spec["_airbyte_specs_hashid"]
+    assert (spec["_airbyte_ab_id"], spec["_airbyte_emitted_at"]) == (alfa["_airbyte_ab_id"], alfa["_airbyte_emitted_at"])
     assert eng["_airbyte_root_hashid"] == alfa_key
     rows = editions.orderBy("_airbyte_list_idx").collect()
     assert [(r["name"], r["release_year"], r["_airbyte_list_idx"]) for r in rows] == [
         ("4C spider", 2013, 0), ("4C italia", None, 1)]
     assert {r["_airbyte_cars_foreign_hashid"] for r in rows} == {alfa_key}
     assert [c.field for c in rows[1]["_airbyte_meta"].changes] == ["limited_editions.release_year"]
-    edition_keys = {r["_airbyte_cars_limited_editions_hashid"] for r in rows}
+    edition_keys = {r["_airbyte_limited_editions_hashid"] for r in rows}
     assert len(edition_keys | {alfa_key, lotus["_airbyte_cars_hashid"]}) == 4
 
     loads = table("_airbyte_loads").collect()

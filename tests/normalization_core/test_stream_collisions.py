@@ -1,4 +1,5 @@
-"""Two streams of a source that would write one table are refused, naming both (SPEC §4)."""
+"""Two streams of a source that would write one table (SPEC §4): refused, naming both (native, dlt), or
+disambiguated with Airbyte's hashed names and the collision recorded (airbyte)."""
 from __future__ import annotations
 
 import json
@@ -7,6 +8,7 @@ import pytest
 
 from normalization_core.config import parse_config
 from normalization_core.errors import ConfigError
+from normalization_core.pipeline import raw_table_name
 from normalization_core.typed_load import stream_plans
 from tests.conftest import CASES
 
@@ -25,7 +27,7 @@ def _catalog(case) -> dict:
 
 
 @pytest.mark.parametrize("case", CASES_DOC, ids=lambda c: "+".join(c["streams"]))
-def test_streams_writing_one_table_are_refused(tmp_path, case):
+def test_streams_writing_one_table_are_refused_or_disambiguated(tmp_path, case):
     (tmp_path / "catalog.json").write_text(json.dumps(_catalog(case)))
     (tmp_path / "landing").mkdir()
     config = parse_config({"warehouse": "wh", "sources": [{"name": "src", "landing": "landing", "catalog": "catalog.json",
@@ -33,6 +35,12 @@ def test_streams_writing_one_table_are_refused(tmp_path, case):
     if case["clash"] is None:
         plans = stream_plans(config.source("src"))
         assert set(plans) == set(case["streams"])
+        raw = [raw_table_name(config.source("src"), stream) for stream in case["streams"]]
+        assert len({name.lower() for name in raw}) == len(raw)
+        for stream, tables in case.get("tables", {}).items():
+            assert plans[stream].tables == tables
+            recorded = [c for c in plans[stream].schema["collisions"] if c["table"] is None]
+            assert recorded and all(name in recorded[0]["resolved"].values() for name in tables if name != stream.lower())
         return
     with pytest.raises(ConfigError) as raised:
         stream_plans(config.source("src"))

@@ -36,3 +36,23 @@ def test_airbyte_child_tables_are_assets_depending_on_their_parent(tmp_path):
     assert parents("garage/cars_specs_engine") == {"garage/cars_specs"}
     columns = graph.get(dg.AssetKey(["garage", "cars_specs"])).metadata["dagster/column_schema"].columns
     assert [(c.name, c.type) for c in columns] == [("gearbox", "string"), ("engine", "string")]
+
+
+def test_colliding_airbyte_streams_become_assets_with_airbytes_hashed_names(tmp_path):
+    (tmp_path / "landing").mkdir()
+    string = {"type": ["null", "string"]}
+    (tmp_path / "catalog.json").write_text(json.dumps({"streams": [  # Airbyte's un-nesting_collisions catalog
+        {"stream": {"name": "simple stream name", "namespace": "namespace",
+                    "json_schema": {"type": "object", "properties": {"id": string}}}},
+        {"stream": {"name": "simple", "namespace": "namespace", "json_schema": {"type": "object", "properties": {
+            "id": string, "stream_name": {"type": ["null", "object"], "properties": {"id": string}}}}}}]}))
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "src", "landing": "landing",
+                                                            "catalog": "catalog.json", "convention": "airbyte"}]},
+                          base_dir=tmp_path)
+    graph = build_definitions(config).resolve_asset_graph()  # not refused
+
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
+        "src/_airbyte_raw_simple_stream_name", "src/_airbyte_raw_simple", "src/simple_stream_name_f35",
+        "src/simple", "src/simple_b94_stream_name"}
+    reported = graph.get(dg.AssetKey(["src", "simple_b94_stream_name"])).metadata["name_collisions"]
+    assert reported == [{"simple stream name": "simple_stream_name_f35", "simple/stream_name": "simple_b94_stream_name"}]

@@ -78,3 +78,19 @@ def test_dlt_convention_and_name_shortening_apply_to_variant_columns():
                           max_identifier_length=10)
     names = [name for name, _ in columns(schema, schema["tables"][0]["name"])]
     assert names[0] == "some_id" and len(names) == 2 and all(len(n) <= 10 for n in names)
+
+
+def test_inferred_airbyte_keys_are_named_after_the_stream_or_field_within_63_characters():
+    stream = "nested_stream_with_complex_columns_resulting_into_long_names"
+    pairs = {((), "object"), (steps("partition"), "array"), (steps("partition", "[]"), "object"),
+             (steps("partition", "[]", "currency"), "text"), (steps("partition", "[]", "partition"), "array"),
+             (steps("partition", "[]", "partition", "[]"), "object"),
+             (steps("partition", "[]", "partition", "[]", "x"), "bigint")}
+    schema = infer_schema(stream, pairs, "airbyte")
+    keys = {t["name"]: (t["row_key"], t.get("parent_key")) for t in schema["tables"]}
+    root, child, grandchild = (t["name"] for t in schema["tables"])
+    assert keys[root] == ("_airbyte_nested_stre__nto_long_names_hashid", None)
+    assert keys[child] == ("_airbyte_partition_hashid", "_airbyte_nested_stre__nto_long_names_foreign_hashid")
+    assert keys[grandchild] == ("_airbyte_partition_3_hashid", "_airbyte_partition_foreign_hashid")
+    assert max(len(name) for pair in keys.values() for name in pair if name) <= 63
+    assert evolve(schema, pairs | {(steps("y"), "text")})["tables"][1]["row_key"] == "_airbyte_partition_hashid"

@@ -50,21 +50,22 @@ def actual_rows(df: DataFrame, names: SystemNames, schema: StreamSchema, table: 
     types = dict(df.dtypes)
     data = [(F.to_json(c["name"]) if types[c["name"]].startswith("struct") else F.col(c["name"]).cast("string"))
             .alias(c["name"]) for c in t["columns"]]
-    links = [names.root_id, names.parent_id(t["parent"])] if t["parent"] else [names.raw_id]
+    links = [names.root_id, names.parent_key(t)] if t["parent"] else [names.raw_id]
     links += [names.list_idx] if t["parent"] and in_array(schema, table) else []
-    rows = df.select(*data, names.row_id(table), *links, F.col(names.meta).changes.field.alias("changes")).collect()
+    rows = df.select(*data, names.row_id(t), *links, F.col(names.meta).changes.field.alias("changes")).collect()
     return [row.asDict() for row in rows]
 
 
 def expected_rows(names: SystemNames, schema: StreamSchema, table: str, cases: list[dict]) -> list[dict[str, Any]]:
-    parent = find_table(schema, table)["parent"]
+    doc = find_table(schema, table)
+    parent = doc["parent"]
     rows = []
     for case in cases:
         row = {**case["values"], "changes": case["changes"],
-               names.row_id(table): expected_key(schema, table, case["at"])}
+               names.row_id(doc): expected_key(schema, table, case["at"])}
         if parent:
             row.update({names.root_id: expected_key(schema, table, case["at"][:1]),
-                        names.parent_id(parent): expected_key(schema, parent, case["at"][:-1])})
+                        names.parent_key(doc): expected_key(schema, parent, case["at"][:-1])})
             row.update({names.list_idx: case["at"][-1]} if in_array(schema, table) else {})
         else:
             row[names.raw_id] = case["at"][0]
@@ -78,7 +79,7 @@ def assert_tables(spark, names: SystemNames, schema: StreamSchema, records: list
     assert list(tables) == [t["name"] for t in schema["tables"]]
     assert set(tables) == set(expected)
     for name, df in tables.items():
-        key = names.row_id(name)
+        key = names.row_id(find_table(schema, name))
         got = sorted(actual_rows(df, names, schema, name), key=lambda r: r[key])
         want = sorted(expected_rows(names, schema, name, expected[name]), key=lambda r: r[key])
         assert got == want, name
@@ -154,10 +155,11 @@ def test_airbyte_child_columns_and_types(spark) -> None:
     parsed = parse_records(raw_frame(spark, names, []), names, schema)
     meta = "struct<changes:array<struct<field:string,change:string,reason:string>>>"
     assert typed_root(parsed, names, schema).dtypes[:2] == [("specs", "string"), ("editions", "string")]
+    record = [("_airbyte_ab_id", "string"), ("_airbyte_emitted_at", "timestamp"), ("_airbyte_load_id", "string")]
+    tail = [("_airbyte_root_hashid", "string"), ("_airbyte_meta", meta), ("_airbyte_normalized_at", "timestamp")]
     assert child_table(parsed, names, schema, "cars_specs").dtypes == [
-        ("hp", "bigint"), ("_airbyte_load_id", "string"), ("_airbyte_cars_specs_hashid", "string"),
-        ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_root_hashid", "string"), ("_airbyte_meta", meta)]
+        ("hp", "bigint"), *record, ("_airbyte_specs_hashid", "string"), ("_airbyte_cars_foreign_hashid", "string"),
+        *tail]
     assert child_table(parsed, names, schema, "cars_editions").dtypes == [
-        ("year", "bigint"), ("_airbyte_load_id", "string"), ("_airbyte_cars_editions_hashid", "string"),
-        ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_list_idx", "bigint"), ("_airbyte_root_hashid", "string"),
-        ("_airbyte_meta", meta)]
+        ("year", "bigint"), *record, ("_airbyte_editions_hashid", "string"),
+        ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_list_idx", "bigint"), *tail]
