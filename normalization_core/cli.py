@@ -105,9 +105,14 @@ def normalize_and_report(spark: SparkSession, config: LakenormConfig, source: So
 
 
 def print_summary(result: LoadResult) -> None:
+    """One line per table the load wrote: each stream's raw table, then its typed and child tables."""
     for stream in result.streams.values():
         print(f"{result.source}  {result.load_id}  {stream.raw_table:<40} {stream.raw_lines:>10} rows"
               f"  {stream.rejected_lines} rejected")
+        for table, rows in stream.typed_rows.items():
+            nulled = stream.nulled.get(table)
+            extra = f"  {nulled.values} nulled" if nulled is not None and nulled.values else ""
+            print(f"{result.source}  {result.load_id}  {table:<40} {rows:>10} rows{extra}")
     if result.quarantined_lines:
         print(f"{result.source}  {result.load_id}  quarantined lines: {result.quarantined_lines}")
 

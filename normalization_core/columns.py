@@ -51,6 +51,18 @@ class SystemNames:
     """Raw table name = prefix + stream."""
     child_record_columns: bool = False
     """Child tables also carry the record's raw id, extracted at and normalized at (Airbyte's do)."""
+    stream_loads_table: str = ""
+    """Where the per-(load, stream) registry lives when `loads_table` has dlt's shape (one row per load)."""
+
+    @property
+    def registry_table(self) -> str:
+        """The table of one row per (load ID, stream) that lakenorm reads to know what is normalized."""
+        return self.stream_loads_table or self.loads_table
+
+    @property
+    def dlt_system_tables(self) -> bool:
+        """`loads_table` and `versions_table` carry dlt's columns and values (SPEC §3, dlt convention)."""
+        return bool(self.stream_loads_table)
 
     @property
     def file(self) -> str:
@@ -116,6 +128,7 @@ DLT = SystemNames(
     valid_from="_dlt_valid_from", valid_to="_dlt_valid_to", is_current="_dlt_is_current",
     unique_key="_dlt_unique_key", unique_key_scd="_dlt_unique_key_scd",
     loads_table="_dlt_loads", versions_table="_dlt_version", raw_table_prefix="_dlt_raw_",
+    stream_loads_table="_dlt_stream_loads",
 )
 
 AIRBYTE = SystemNames(
@@ -150,6 +163,16 @@ LOADS_SCHEMA_HASH = "schema_version_hash"
 LOADS_STATE = "state"
 STATUS_NORMALIZED = "normalized"
 """Registry status of a load whose tables are all committed."""
+
+# dlt's `_dlt_loads` (one row per load) and the extra columns of `_dlt_version` (dlt convention).
+DLT_LOADS_SCHEMA_NAME = "schema_name"
+DLT_LOADS_INSERTED_AT = "inserted_at"
+DLT_STATUS_LOADED = 0
+"""dlt's status of a completed load package."""
+DLT_ENGINE_VERSION = 11
+"""dlt's schema engine version (dlt 1.x), written as `_dlt_version.engine_version`."""
+VERSIONS_ENGINE_VERSION = "engine_version"
+VERSIONS_SCHEMA_NAME = "schema_name"
 
 # Columns of the schema versions table (`_norm_versions`, SPEC §3), the same under every convention.
 VERSIONS_STREAM = "stream"

@@ -19,7 +19,13 @@ from normalization_core.errors import LakenormError, PackageError, UnknownLoadEr
 from normalization_core.io.delta import is_delta_table, replace_loads, run_concurrently
 from normalization_core.io.packages import Discovery, LoadPackage, discover_packages, find_package
 from normalization_core.io.reader import read_package_lines, unreadable_file
-from normalization_core.io.registry import LoadRecord, is_newest_load, normalized_load_ids, record_loads
+from normalization_core.io.registry import (
+    LoadRecord,
+    is_newest_load,
+    normalized_load_ids,
+    record_dlt_loads,
+    record_loads,
+)
 from normalization_core.io.spark import small_input_conf
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
@@ -81,7 +87,7 @@ def pending_packages(spark: SparkSession, config: LakenormConfig, source: Source
 
 
 def registry_path(config: LakenormConfig, source: SourceConfig) -> str:
-    return config.table_path(source.name, system_names(source.convention).loads_table)
+    return config.table_path(source.name, system_names(source.convention).registry_table)
 
 
 MAX_LOADS_PER_PASS = 32
@@ -313,4 +319,7 @@ def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
             )
             for s in result.streams.values()
         ]
+    names = system_names(source.convention)
+    if names.dlt_system_tables:  # (before the registry, which marks the loads done)
+        record_dlt_loads(spark, config.table_path(source.name, names.loads_table), records)
     record_loads(spark, registry_path(config, source), [p.load_id for p in packages], records)

@@ -24,7 +24,8 @@ def source_tables(source: SourceConfig, streams: list[str], plans: dict[str, Str
         tables.extend(plan.tables)
         if plan.settings.destination_sync_mode == "append_dedup":
             tables.append(plan.tables[0] + HISTORY_SUFFIX)
-    return [*tables, names.loads_table, names.versions_table, names.quarantine_table]
+    system = dict.fromkeys([names.loads_table, names.registry_table, names.versions_table, names.quarantine_table])
+    return [*tables, *system]
 
 
 def maintenance_job_name(source: SourceConfig) -> str:

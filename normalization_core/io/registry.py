@@ -1,9 +1,12 @@
 """The load registry (`_norm_loads`, SPEC §3): one row per (load ID, stream) normalized.
 
-A load ID absent from it, or not `normalized` there, did not complete.
+A load ID absent from it, or not `normalized` there, did not complete. Under the `dlt` convention this
+registry is `_dlt_stream_loads`, and `_dlt_loads` has dlt's shape: one row per load, status 0.
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
@@ -52,6 +55,32 @@ def record_loads(spark: SparkSession, path: str, load_ids: list[str], records: l
     """Replace the registry rows of the loads (one per load and stream) in one commit."""
     rows = spark.createDataFrame([asdict(r) for r in records], REGISTRY_SCHEMA)
     replace_loads(rows, path, C.LOADS_LOAD_ID, load_ids)
+
+
+DLT_LOADS_SCHEMA = T.StructType([
+    T.StructField(C.LOADS_LOAD_ID, T.StringType()),
+    T.StructField(C.DLT_LOADS_SCHEMA_NAME, T.StringType()),
+    T.StructField(C.LOADS_STATUS, T.LongType()),
+    T.StructField(C.DLT_LOADS_INSERTED_AT, T.TimestampType()),
+    T.StructField(C.LOADS_SCHEMA_HASH, T.StringType()),
+])
+"""dlt's `_dlt_loads` columns and types."""
+
+
+def record_dlt_loads(spark: SparkSession, path: str, records: list[LoadRecord]) -> None:
+    """dlt's `_dlt_loads`: one row per load (schema name: the source), replaced in one commit."""
+    by_load: dict[str, list[LoadRecord]] = {}
+    for record in records:
+        by_load.setdefault(record.load_id, []).append(record)
+    rows = [(load_id, group[0].source, C.DLT_STATUS_LOADED, group[0].normalized_at, load_schema_hash(group))
+            for load_id, group in by_load.items()]
+    replace_loads(spark.createDataFrame(rows, DLT_LOADS_SCHEMA), path, C.LOADS_LOAD_ID, list(by_load))
+
+
+def load_schema_hash(records: list[LoadRecord]) -> str:
+    """One hash of the schemas a load used: each stream's version hash, by stream (base64 like dlt's)."""
+    lines = sorted(f"{r.stream}\t{r.schema_version_hash or ''}" for r in records)
+    return base64.b64encode(hashlib.sha3_256("\n".join(lines).encode("utf-8")).digest()).decode("ascii")
 
 
 def normalized_load_ids(spark: SparkSession, path: str) -> set[str]:

@@ -1,20 +1,26 @@
 """The schema versions table (`_norm_versions`, SPEC §3, §5.3): one row per distinct schema of a stream.
 
+Under the `dlt` convention (`_dlt_version`) a row also has dlt's `engine_version` and `schema_name` (the
+stream, whose schema is versioned on its own), and the schema is JSON text as dlt stores it.
+
 A row is added only when a stream's schema hash is new for it, so re-runs add nothing; two runs racing to
 add one version conflict in Delta, and the loser re-reads and finds it (or takes the next number).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 import yaml
 from delta.tables import DeltaTable
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
+from normalization_core.columns import system_names
 from normalization_core.io.delta import MAX_ATTEMPTS, is_delta_table, read_table, with_conflict_retry
 from normalization_core.schema import StreamSchema, schema_document, schema_hash
 
@@ -25,6 +31,12 @@ VERSIONS_SCHEMA = T.StructType([
     T.StructField(C.VERSIONS_SCHEMA, T.StringType()),
     T.StructField(C.VERSIONS_INSERTED_AT, T.TimestampType()),
 ])
+DLT_VERSIONS_SCHEMA = T.StructType([
+    *VERSIONS_SCHEMA.fields,
+    T.StructField(C.VERSIONS_ENGINE_VERSION, T.LongType()),
+    T.StructField(C.VERSIONS_SCHEMA_NAME, T.StringType()),
+])
+"""`_dlt_version`: dlt's columns (version, engine_version, inserted_at, schema_name, version_hash, schema)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,25 @@ def schema_yaml(schema: StreamSchema) -> str:
     return yaml.safe_dump(schema_document(schema), sort_keys=False, allow_unicode=True)
 
 
+def _is_dlt(schema: StreamSchema) -> bool:
+    return system_names(schema["convention"]).dlt_system_tables
+
+
+def _version_row(spark: SparkSession, schema: StreamSchema, version: int, version_hash: str) -> DataFrame:
+    now = datetime.now(timezone.utc)
+    if not _is_dlt(schema):
+        return spark.createDataFrame(
+            [(schema["stream"], version, version_hash, schema_yaml(schema), now)], VERSIONS_SCHEMA)
+    text = json.dumps(schema_document(schema), ensure_ascii=False)
+    return spark.createDataFrame([(schema["stream"], version, version_hash, text, now, C.DLT_ENGINE_VERSION,
+                                   schema["stream"])], DLT_VERSIONS_SCHEMA)
+
+
+def _parse_schema(text: str) -> Any:
+    """A stored schema: JSON (`dlt` convention) or YAML."""
+    return json.loads(text) if text.startswith("{") else yaml.safe_load(text)
+
+
 def latest_versions(spark: SparkSession, path: str) -> dict[str, StoredVersion]:
     """The newest stored schema of each stream (one small row per stream, read on the driver)."""
     if not is_delta_table(spark, path):
@@ -47,7 +78,7 @@ def latest_versions(spark: SparkSession, path: str) -> dict[str, StoredVersion]:
     newest = table.groupBy(C.VERSIONS_STREAM).agg(F.max(C.VERSIONS_VERSION).alias(C.VERSIONS_VERSION))
     rows = table.join(newest, [C.VERSIONS_STREAM, C.VERSIONS_VERSION]).collect()  # one schema per stream: metadata
     return {r[C.VERSIONS_STREAM]: StoredVersion(r[C.VERSIONS_STREAM], r[C.VERSIONS_VERSION], r[C.VERSIONS_HASH],
-                                                yaml.safe_load(r[C.VERSIONS_SCHEMA])) for r in rows}
+                                                _parse_schema(r[C.VERSIONS_SCHEMA])) for r in rows}
 
 
 def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> StoredVersion:
@@ -59,8 +90,7 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
         if (stream, version_hash) in known:
             return StoredVersion(stream, known[stream, version_hash], version_hash, schema), False
         version = max(known.values(), default=0) + 1
-        row = spark.createDataFrame(
-            [(stream, version, version_hash, schema_yaml(schema), datetime.now(timezone.utc))], VERSIONS_SCHEMA)
+        row = _version_row(spark, schema, version, version_hash)
         if not is_delta_table(spark, path):
             row.write.format("delta").mode("append").save(path)  # commit 0 is put-if-absent: one creator wins
         else:

@@ -1,7 +1,7 @@
 """Unique names for a set of keys: collisions get a suffix or a hash tag and are reported (SPEC §4)."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from normalization_core.naming.base import NamingConvention
@@ -38,6 +38,7 @@ def assign_names(
     existing: Mapping[str, str] | None = None,
     normalize: Callable[[str], str] | None = None,
     keep_order: bool = False,
+    literal: Callable[[str], str] | None = None,
 ) -> NameAssignment:
     """Give every original a final name that no other original has, ignoring case.
 
@@ -45,13 +46,15 @@ def assign_names(
     on input order: the first to reach a free name keeps it, later ones get `conv.collision_candidates`.
     `keep_order` takes them in the given order instead (Airbyte suffixes clashing columns in catalog order).
     `normalize` defaults to `conv.normalize_path` (JSON keys); pass `conv.normalize_table_name` for tables.
+    `literal` gives an original's name as written (e.g. its keys joined by the path separator): a key that
+    already is its normalized name is taken first, so it keeps the name and the other keys get the suffix.
     """
     normalize = normalize or conv.normalize_path
     mapping = dict(existing or {})
     holders = _holders(mapping)
     contested: dict[str, list[str]] = {}
     new = dict.fromkeys(o for o in originals if o not in mapping)
-    for original in (new if keep_order else sorted(new)):
+    for original in (new if keep_order else _in_naming_order(new, normalize, literal)):
         plain = normalize(original)
         final = plain
         if plain.lower() in holders:
@@ -61,6 +64,14 @@ def assign_names(
         mapping[original] = final
     collisions = [_report(mapping, members) for _, members in sorted(contested.items())]
     return NameAssignment(mapping=mapping, collisions=collisions)
+
+
+def _in_naming_order(originals: Iterable[str], normalize: Callable[[str], str],
+                     literal: Callable[[str], str] | None) -> list[str]:
+    """Sorted, keys already written as their normalized name first (order independent either way)."""
+    if literal is None:
+        return sorted(originals)
+    return sorted(originals, key=lambda original: (literal(original) != normalize(original), original))
 
 
 def _holders(existing: Mapping[str, str]) -> dict[str, str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.naming import NamingConvention, assign_names, get_convention
-from normalization_core.schema.json_schema_nodes import Arr, Json, Node, NodeReader, Obj, Scalar, Union
+from normalization_core.schema.json_schema_nodes import Arr, Json, Mixed, Node, NodeReader, Obj, Scalar, Union
 from normalization_core.schema.model import (
     LOGICAL_DATA_TYPES,
     CollisionDoc,
@@ -97,16 +97,23 @@ class _Layout:
     def _collect(self, pending: _Pending, obj: Obj, prefix: list[str], depth: int) -> None:
         """Columns and child arrays of an object whose keys sit at `depth` (dlt counts each object/array)."""
         for key, node in obj.properties:
-            path = [*prefix, key]
-            fits = depth + 1 <= self.max_nesting
-            if isinstance(node, Obj) and fits:
-                self._collect(pending, node, path, depth + 1)
-            elif isinstance(node, Arr) and fits:
-                pending.children.append((path, node.items, depth + 1))
-            elif isinstance(node, (Obj, Arr)):
-                pending.columns.append((path, Json(node.tag)))
-            else:
-                pending.columns.append((path, node))
+            self._place(pending, [*prefix, key], node, depth)
+
+    def _place(self, pending: _Pending, path: list[str], node: Node, depth: int) -> None:
+        fits = depth + 1 <= self.max_nesting
+        if isinstance(node, Mixed) and fits:
+            for part in node.parts():
+                self._place(pending, path, part, depth)
+        elif isinstance(node, Mixed):
+            pending.columns.append((path, Json("object")))
+        elif isinstance(node, Obj) and fits:
+            self._collect(pending, node, path, depth + 1)
+        elif isinstance(node, Arr) and fits:
+            pending.children.append((path, node.items, depth + 1))
+        elif isinstance(node, (Obj, Arr)):
+            pending.columns.append((path, Json(node.tag)))
+        else:
+            pending.columns.append((path, node))
 
     def _children(self, parent: _Pending) -> Iterator[_Pending]:
         for path, items, depth in parent.children:
@@ -142,7 +149,8 @@ class _Layout:
                                 for path, node in pending.columns]
             return
         originals = {json.dumps(path): (path, node) for path, node in pending.columns}
-        result = assign_names(self.conv, list(originals), self._reserved(table), normalize=self._column_name)
+        result = assign_names(self.conv, list(originals), self._reserved(table), normalize=self._column_name,
+                              literal=self._written_name)
         self.collisions += [_collision_doc(table["name"], c) for c in result.collisions]
         table["columns"] = [self._column(result.mapping[original], path, node, table)
                             for original, (path, node) in originals.items()]
@@ -150,6 +158,9 @@ class _Layout:
     def _column_name(self, original: str) -> str:
         keys = json.loads(original)
         return self.conv.shorten(self.conv.make_path(*(self.conv.normalize_path(k) for k in keys)))
+
+    def _written_name(self, original: str) -> str:
+        return self.conv.make_path(*json.loads(original))
 
     def _field_name(self, original: str) -> str:
         return self.conv.normalize_path(json.loads(original)[-1])

@@ -19,7 +19,7 @@ from normalization_core.columns import system_names
 from normalization_core.naming import AirbyteNaming, NamingConvention, get_convention
 from normalization_core.schema.airbyte_layout import name_inferred_keys
 from normalization_core.schema.from_json_schema import SUPPORTED_CONVENTIONS, _Layout
-from normalization_core.schema.json_schema_nodes import Arr, Json, Node, Obj, Scalar
+from normalization_core.schema.json_schema_nodes import Arr, Json, Mixed, Node, Obj, Scalar
 from normalization_core.schema.model import (
     LOGICAL_DATA_TYPES,
     ColumnSchema,
@@ -72,8 +72,9 @@ class _Path:
     kinds: set[str] = field(default_factory=set)
     keys: dict[str, _Path] = field(default_factory=dict)
     items: _Path | None = None
-    pinned: str | None = None
-    """`column`, `json`, `object` or `array`: the previous version's shape, which never changes."""
+    pinned: set[str] = field(default_factory=set)
+    """`column`, `json`, `object`, `array`: the previous version's shapes here, which never change (a key
+    whose values differ in kind has several)."""
     main: str | None = None
     variants: dict[str, str] = field(default_factory=dict)
     """Pinned variant kind per family."""
@@ -104,7 +105,7 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     root = _previous_tree(previous) if previous is not None else _Path()
     for steps, kind in sorted(set(observed)):
         root.at(steps).kinds.add(kind)
-    specs = _Specs(detections)
+    specs = _Specs(detections, max_nesting)
     record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     conv = get_convention(convention, max_length)
     layout = _Layout(conv, system_names(convention), max_nesting, previous)
@@ -121,9 +122,10 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
 class _Specs(dict):
     """Column specs by path steps, and the detections that decide which string kinds type a column."""
 
-    def __init__(self, detections: tuple[str, ...]) -> None:
+    def __init__(self, detections: tuple[str, ...], max_nesting: int) -> None:
         super().__init__()
         self.detections = detections
+        self.max_nesting = max_nesting
 
     def type_of(self, kinds: Iterable[str]) -> str:
         """The first type by precedence; an undetected string kind types as text (it still fits a timestamp)."""
@@ -138,34 +140,69 @@ class _Specs(dict):
 
 
 def _node(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
-    if path.pinned == "json":
+    """The node of one path: each kind of value placed by its kind, as dlt does (SPEC §5.2)."""
+    if "json" in path.pinned:
         return Json("object")
-    if path.pinned == "column":
-        return _pinned_column(path, steps, specs)
-    if path.pinned == "object":
-        return Obj(tuple(_properties(path, steps, specs)))
-    if path.pinned == "array":
-        items = _node(path.items or _Path(), (*steps, ARRAY_STEP), specs)
-        return Arr(items) if items is not None else None
-    return _fresh(path, steps, specs)
+    if _keeps_one_shape(steps, specs):
+        return _one_shape(path, steps, specs)
+    parts = (_scalar_part(path, steps, specs), _object_part(path, steps, specs), _array_part(path, steps, specs))
+    present = [part for part in parts if part is not None]
+    if len(present) > 1:
+        return Mixed(*parts)
+    return present[0] if present else None
 
 
-def _fresh(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+def _keeps_one_shape(steps: tuple[str, ...], specs: _Specs) -> bool:
+    """Array elements and values past the nesting limit keep one shape: mixed kinds there are JSON text."""
+    return steps[-1:] == (ARRAY_STEP,) or _depth(steps) > specs.max_nesting
+
+
+def _depth(steps: tuple[str, ...]) -> int:
+    """The nesting level of the value at `steps` as the layout counts it (an element shares its array's level,
+    except an array in an array)."""
+    return sum(step != ARRAY_STEP or previous == ARRAY_STEP for previous, step in zip(("",) + steps, steps))
+
+
+def _one_shape(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+    """The shape pinned by the previous version (other kinds: variants or NULLED), else the one kind seen."""
+    if "column" in path.pinned:
+        return _pinned_column(path, steps, specs, structural_variant=True)
+    if "object" in path.pinned:
+        return _object_part(path, steps, specs)
+    if "array" in path.pinned:
+        return _array_part(path, steps, specs)
     structural = [k for k in STRUCTURAL_KINDS if k in path.kinds]
-    scalars = [k for k in MAIN_PRECEDENCE if k in path.kinds]
-    if len(structural) + bool(scalars) > 1:
+    if len(structural) + bool(path.kinds & _SCALARS) > 1:
         return Json("object")  # an object here, an array or a scalar there: kept whole as JSON text
-    if structural == ["object"]:
-        return _fresh_object(path, steps, specs)
-    if structural == ["array"] and path.items is not None:
-        items = _node(path.items, (*steps, ARRAY_STEP), specs)
-        return Arr(items) if items is not None else None
+    return _scalar_part(path, steps, specs) or _object_part(path, steps, specs) or _array_part(path, steps, specs)
+
+
+def _scalar_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Scalar | None:
+    if "column" in path.pinned:
+        return _pinned_column(path, steps, specs)
+    scalars = [k for k in MAIN_PRECEDENCE if k in path.kinds]
     if not scalars:
-        return None  # seen only as null, or only as an empty array: no column yet
+        return None  # seen only as null, or only as a container: no column yet
     main = specs.type_of(scalars)
     variants = _new_variants(main, set(scalars), {}, specs)
     specs[steps] = _Spec(main, tuple(variants))
     return Scalar(LOGICAL_OF_KIND[main], main)
+
+
+def _object_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Obj | None:
+    if "object" in path.pinned:
+        return Obj(tuple(_properties(path, steps, specs)))
+    if "object" not in path.kinds:
+        return None
+    node = _fresh_object(path, steps, specs)
+    return node if isinstance(node, Obj) else None
+
+
+def _array_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Arr | None:
+    if "array" not in path.pinned and ("array" not in path.kinds or path.items is None):
+        return None  # an array seen only empty gives no table yet
+    items = _node(path.items or _Path(), (*steps, ARRAY_STEP), specs)
+    return Arr(items) if items is not None else None
 
 
 def _fresh_object(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
@@ -182,9 +219,11 @@ def _properties(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Iterator[
             yield key, node
 
 
-def _pinned_column(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node:
+def _pinned_column(path: _Path, steps: tuple[str, ...], specs: _Specs, structural_variant: bool = False) -> Scalar:
     main = path.main or "text"
-    seen = {k for k in path.kinds if k in _SCALARS} | ({"object"} if path.kinds & set(STRUCTURAL_KINDS) else set())
+    seen = path.kinds & _SCALARS
+    if structural_variant and path.kinds & set(STRUCTURAL_KINDS):
+        seen.add("object")
     kept = [(family, kind, _variant_accepts(main, family, kind)) for family, kind in path.variants.items()]
     specs[steps] = _Spec(main, tuple([*kept, *_new_variants(main, seen, path.variants, specs)]))
     return Scalar(LOGICAL_OF_KIND[main], main)
@@ -213,18 +252,18 @@ def _variant_accepts(main: str, family: str, kind: str) -> frozenset[str]:
 
 def _previous_tree(previous: StreamSchema) -> _Path:
     """The shapes and types `previous` gave each path, pinned so that evolution never changes them."""
-    root = _Path(pinned="object")
+    root = _Path(pinned={"object"})
     for table in previous["tables"]:
         steps = table_steps(previous, table)
         for i, step in enumerate(steps):
             container = root.at(steps[:i])
-            container.pinned = "array" if step == ARRAY_STEP else (container.pinned or "object")
+            container.pinned.add("array" if step == ARRAY_STEP else "object")
         if table["element"] in ("record", "object"):
-            root.at(steps).pinned = "object"
+            root.at(steps).pinned.add("object")
         for column in table["columns"]:
             keys = tuple(KEY_STEP + key for key in column["path"])
             for i in range(len(keys) - 1):
-                root.at((*steps, *keys[:i + 1])).pinned = "object"
+                root.at((*steps, *keys[:i + 1])).pinned.add("object")
             _pin_column(root.at((*steps, *keys)), column)
     return root
 
@@ -234,9 +273,10 @@ def _pin_column(node: _Path, column: ColumnSchema) -> None:
     if "variant_of" in column:
         node.variants[_family(column)] = kind
     elif kind == "json" and "accepts" not in column:
-        node.pinned = "json"
+        node.pinned.add("json")
     else:
-        node.pinned, node.main = "column", kind
+        node.pinned.add("column")
+        node.main = kind
 
 
 def _family(variant: ColumnSchema) -> str:

@@ -49,7 +49,21 @@ class Union:
     tag = "union"
 
 
-Node = Scalar | Json | Obj | Arr | Union
+@dataclass(frozen=True)
+class Mixed:
+    """An inferred key whose values differ in kind (dlt places each by its kind): the scalar column, the
+    object's flattened columns and the array's child table, each optional (at least two are set)."""
+
+    scalar: Scalar | None
+    obj: Obj | None
+    arr: Arr | None
+    tag = "mixed"
+
+    def parts(self) -> tuple[Node, ...]:
+        return tuple(part for part in (self.scalar, self.obj, self.arr) if part is not None)
+
+
+Node = Scalar | Json | Obj | Arr | Union | Mixed
 _NULL = Json("null")
 """A schema that allows only null: dropped from unions, else a JSON text column."""
 

@@ -266,31 +266,43 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
     """Columns of an object row, with the values of the wrong kind reported: element, objects, arrays
     (a row read from the tree has none)."""
     if not reader.tree:
-        _not_objects(stage, table, reader)
+        _not_objects(stage, schema, table, reader)
+    placed = _structural_placements(schema, table, reader)
     for column in table["columns"]:
-        stage.add_value(column, reader.value_at(tuple(column["path"])), field_path(table, column))
-        _add_uncovered(stage, table, column, reader.value_at(tuple(column["path"])))
+        value = reader.value_at(tuple(column["path"]))
+        stage.add_value(column, value, field_path(table, column))
+        _add_uncovered(stage, table, column, value, placed.get(tuple(column["path"]), ()))
     if not reader.tree:
         _not_arrays(stage, schema, table, reader)
 
 
-def _not_objects(stage: _Stage, table: TableSchema, reader: VariantReader) -> None:
-    """NULLED changes for an element or a nested object whose value is not an object."""
+def _not_objects(stage: _Stage, schema: StreamSchema, table: TableSchema, reader: VariantReader) -> None:
+    """NULLED changes for an element or a nested object whose value is not an object (and that no column or
+    child table of the same path takes, as for an inferred key whose values differ in kind)."""
     if table["kind"] == "child":
         not_an_object = is_present(F.col(_ELEMENT)) & F.col(_ROW).isNull()
         stage.add_change(nulled(".".join(table["json_path"]), not_an_object))
+    placed = _column_paths(table) | _child_paths(schema, table)
     for path in reader.level.objects():
-        not_an_object = is_present(reader.value_at(path)) & reader.object_at(path).isNull()
-        stage.add_change(nulled(_joined(table, path), not_an_object))
+        if path not in placed:
+            not_an_object = is_present(reader.value_at(path)) & reader.object_at(path).isNull()
+            stage.add_change(nulled(_joined(table, path), not_an_object))
 
 
 def _not_arrays(stage: _Stage, schema: StreamSchema, table: TableSchema, reader: VariantReader) -> None:
-    """NULLED changes for a child table's value that is not an array."""
-    kept_as_json = {tuple(column["path"]) for column in table["columns"]}
-    for child in child_tables(schema, table["name"]):
-        path = tuple(child["path"])
-        if path not in kept_as_json:  # (airbyte keeps every child's value as a JSON column: nothing is lost)
+    """NULLED changes for a child table's value that is not an array (nor placed in a column or as an object)."""
+    placed = _column_paths(table) | set(reader.level.objects())
+    for path in _child_paths(schema, table):
+        if path not in placed:  # (airbyte keeps every child's value as a JSON column: nothing is lost)
             stage.add_change(nulled(_joined(table, path), _not_an_array(reader.value_at(path))))
+
+
+def _column_paths(table: TableSchema) -> set[tuple[str, ...]]:
+    return {tuple(column["path"]) for column in table["columns"]}
+
+
+def _child_paths(schema: StreamSchema, table: TableSchema) -> set[tuple[str, ...]]:
+    return {tuple(child["path"]) for child in child_tables(schema, table["name"])}
 
 
 def _element_values(stage: _Stage, table: TableSchema, element: Column, tree: bool) -> None:
@@ -304,12 +316,24 @@ def _element_values(stage: _Stage, table: TableSchema, element: Column, tree: bo
         stage.add_change(nulled(".".join(table["json_path"]), _not_an_array(element)))
 
 
-def _add_uncovered(stage: _Stage, table: TableSchema, column: ColumnSchema, variant: Column) -> None:
+def _structural_placements(schema: StreamSchema, table: TableSchema, reader: VariantReader | TreeReader
+                           ) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Value kinds of a column's path placed elsewhere: an object flattened, an array in a child table."""
+    placed: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for path in reader.level.objects():
+        placed[path] = ("object",)
+    for path in _child_paths(schema, table):
+        placed[path] = (*placed.get(path, ()), "array")
+    return placed
+
+
+def _add_uncovered(stage: _Stage, table: TableSchema, column: ColumnSchema, variant: Column,
+                   placed: tuple[str, ...] = ()) -> None:
     """NULLED + change for a value no column of its path takes (a kind an evolved schema could not add)."""
     if "accepts" not in column or "variant_of" in column:
         return
     covered = {kind for c in table["columns"] if c["name"] == column["name"] or c.get("variant_of") == column["name"]
-               for kind in c["accepts"]}
+               for kind in c["accepts"]} | set(placed)
     kind = value_kind(variant)
     stage.add_change(nulled(field_path(table, column), kind.isNotNull() & ~kind.isin(*sorted(covered))))
 

@@ -33,12 +33,20 @@ class Level:
     keys: dict[str, str | Level] = field(default_factory=dict)
 
     def add(self, path: list[str], logical_type: str) -> None:
+        """A leaf at `path`. An inferred key may be both a value and an object (dlt places each kind): both
+        read the same VARIANT, so the object level stands for the leaf too."""
         level = self
         for key in path[:-1]:
-            nested = level.keys.setdefault(key, Level())
-            assert isinstance(nested, Level), f"key {key!r} is both a value and an object"
+            nested = level.keys.get(key)
+            if not isinstance(nested, Level):
+                assert nested in (None, "json"), f"key {key!r} is both a value and an object"
+                nested = level.keys[key] = Level()
             level = nested
-        level.keys[path[-1]] = logical_type
+        current = level.keys.get(path[-1])
+        if isinstance(current, Level):
+            assert logical_type == "json", f"key {path[-1]!r} is both a value and an object"
+        else:
+            level.keys[path[-1]] = logical_type
 
     def at(self, path: tuple[str, ...]) -> Level:
         level = self

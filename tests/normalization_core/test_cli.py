@@ -37,7 +37,11 @@ def test_normalize_pending_packages_then_nothing_then_exact_load_again(spark, ca
     assert f"shop  {ids[1]}  _norm_raw_orders" in out and "4 rows  0 rejected" in out
     assert run(capsys, "--config", str(config_file), "normalize")[1] == "shop: nothing to normalize\n"
     code, out, _ = run(capsys, "--config", str(config_file), "normalize", "--load-id", ids[0])
-    assert code == 0 and out.count("\n") == 3
+    lines = out.splitlines()
+    assert code == 0 and len([line for line in lines if "_norm_raw_" in line]) == 3
+    tables = {line.split()[2] for line in lines}  # every raw, typed and child table is printed (SPEC §9)
+    assert {"orders", "customers", "events"} <= tables and len(tables) >= 6, out
+    assert all(line.startswith(f"shop  {ids[0]}  ") and " rows" in line for line in lines)
     code, out, _ = run(capsys, "--config", str(config_file), "tables")
     assert "shop._norm_raw_events" in out and " 6 rows" in out and "shop._norm_loads" in out
 

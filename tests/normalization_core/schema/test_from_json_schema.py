@@ -178,13 +178,13 @@ def test_array_of_arrays_past_the_limit_keeps_a_list_column() -> None:
     assert {n: columns_of(t) for n, t in tables.items()} == {"zen": {}, "zen__w": {"list": ([], "string")}}
 
 
-def test_case_only_key_collision_is_reported() -> None:
+def test_case_only_key_collision_is_reported_and_the_key_written_as_the_name_keeps_it() -> None:
     schema = schema_from_json_schema("s", obj(Id=INT, id=STR))
-    assert columns_of(schema["tables"][0]) == {"id": (["Id"], "bigint"),
-                                               f"id_{compute_tag(json.dumps(['id']))}": (["id"], "string")}
+    assert columns_of(schema["tables"][0]) == {"id": (["id"], "string"),
+                                               f"id_{compute_tag(json.dumps(['Id']))}": (["Id"], "bigint")}
     (collision,) = schema["collisions"]
-    assert collision == {"table": "s", "name": "id", "originals": ['["Id"]', '["id"]'],
-                         "resolved": {'["Id"]': "id", '["id"]': f"id_{compute_tag(json.dumps(['id']))}"}}
+    assert collision == {"table": "s", "name": "id", "originals": ['["id"]', '["Id"]'],
+                         "resolved": {'["id"]': "id", '["Id"]': f"id_{compute_tag(json.dumps(['Id']))}"}}
 
 
 def test_key_with_separator_collides_with_flattened_path() -> None:

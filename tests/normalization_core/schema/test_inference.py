@@ -46,8 +46,8 @@ def test_evolution_adds_columns_and_tables_and_never_retypes_or_renames():
              (steps("tags"), "array"), (steps("tags", "[]"), "text"), (steps("o"), "text")}
     evolved = evolve(first, later)
     assert columns(evolved) == [("id", "bigint"), ("id__v_double", "double"), ("n", "bigint"),
-                                ("n__v_text", "string"), ("o__a", "string"), ("o__b", "timestamp"),
-                                ("new", "boolean")]
+                                ("n__v_text", "string"), ("o", "string"), ("o__a", "string"),
+                                ("o__b", "timestamp"), ("new", "boolean")]  # a scalar `o` gets its column (dlt)
     assert columns(evolved, "s__items") == [("q", "bigint"), ("q__v_text", "string")]
     assert columns(evolved, "s__tags") == [("value", "string")]
     assert [t["name"] for t in evolved["tables"]] == ["s", "s__items", "s__tags"]
@@ -64,13 +64,27 @@ def test_evolving_with_nothing_new_changes_nothing():
         evolve(first, {(steps("x"), "bigint")}))
 
 
-def test_a_previous_json_column_stays_json_and_a_previous_scalar_gets_a_json_variant():
-    first = infer_schema("s", {(steps("m"), "object"), (steps("m", "x"), "bigint"), (steps("m"), "text"),
-                               (steps("v"), "bigint")})
-    assert columns(first) == [("m", "string"), ("v", "bigint")]
-    evolved = evolve(first, {(steps("m"), "object"), (steps("m", "y"), "bigint"), (steps("v"), "object"),
-                             (steps("v", "z"), "bigint")})
-    assert columns(evolved) == [("m", "string"), ("v", "bigint"), ("v__v_json", "string")]
+def test_a_previous_json_column_stays_json_and_a_previous_scalar_gets_flattened_columns_and_a_table():
+    first = infer_schema("s", {(steps("l"), "array"), (steps("l", "[]"), "object"), (steps("l", "[]", "x"), "bigint"),
+                               (steps("l", "[]"), "text"), (steps("v"), "bigint")})
+    assert columns(first) == [("v", "bigint")] and columns(first, "s__l") == [("value", "string")]
+    evolved = evolve(first, {(steps("l"), "array"), (steps("l", "[]"), "object"), (steps("l", "[]", "y"), "bigint"),
+                             (steps("v"), "object"), (steps("v", "z"), "bigint"), (steps("v"), "array"),
+                             (steps("v", "[]"), "bool")})
+    assert columns(evolved) == [("v", "bigint"), ("v__z", "bigint")]
+    assert columns(evolved, "s__l") == [("value", "string")] and columns(evolved, "s__v") == [("value", "boolean")]
+
+
+def test_a_key_of_several_kinds_places_each_kind_in_any_order():
+    """dlt: the scalar in the column, the object's fields flattened, the array in a child table."""
+    pairs = [(steps("k"), "text"), (steps("k"), "array"), (steps("k", "[]"), "bigint"), (steps("k"), "object"),
+             (steps("k", "x"), "double")]
+    reference = infer_schema("s", pairs)
+    for seed in range(5):
+        assert infer_schema("s", random.Random(seed).sample(pairs, len(pairs))) == reference
+    assert columns(reference) == [("k", "string"), ("k__x", "double")]
+    assert columns(reference, "s__k") == [("value", "bigint")]
+    assert evolve(infer_schema("s", pairs[:1]), pairs[1:]) == evolve(infer_schema("s", pairs[1:]), pairs[:1])
 
 
 def test_dlt_convention_and_name_shortening_apply_to_variant_columns():
