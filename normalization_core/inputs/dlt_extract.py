@@ -1,0 +1,5 @@
+from normalization_core.inputs.base import FileInput
+
+
+class DltExtract(FileInput):
+    name = "dlt_extract"

@@ -1,0 +1,5 @@
+from normalization_core.inputs.base import FileInput
+
+
+class SingerFiles(FileInput):
+    name = "singer"
