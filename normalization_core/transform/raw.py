@@ -70,13 +70,13 @@ def _with_parsed(lines: DataFrame, text: Column) -> DataFrame:
     return lines.withColumn(PARSED, F.try_parse_json(text))
 
 
-def record_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
-    """`records` format: every line is a record of its file's stream."""
+def record_lines(lines: DataFrame, extracted_at: Column, record_raw_id: Column | None = None) -> DataFrame:
+    """`records` format: every line is a record of its file's stream (`record_raw_id`: a raw id for it)."""
     return _with_parsed(lines, F.col(TEXT)).select(
         F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT),
         object_error(F.col(TEXT), F.col(PARSED)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
         F.lit(None).cast("string").alias(STATE_JSON), F.col(PARSED).isNotNull().alias(READABLE),
-        F.lit(None).cast("string").alias(RECORD_RAW_ID),
+        (F.lit(None).cast("string") if record_raw_id is None else record_raw_id).alias(RECORD_RAW_ID),
     )
 
 
