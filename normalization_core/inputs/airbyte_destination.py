@@ -24,7 +24,9 @@ from normalization_core.transform import raw as R
 _EPOCH = re.compile(r"(?:^|_)(\d{10,13})_(?:\d+_)?\d*\.jsonl(?:\.gz)?$")
 V2, V1 = "airbyte_v2", "airbyte_v1"
 _V2_RECORD = ("struct<_airbyte_raw_id:string, _airbyte_extracted_at:long, _airbyte_generation_id:long, "
-              "_airbyte_meta:struct<sync_id:long, changes:string>, _airbyte_data:string>")
+              "_airbyte_meta:struct<sync_id:long, changes:array<struct<field:string, change:string, reason:string>>>, "
+              "_airbyte_data:string>")
+_CHANGES = "array<struct<field:string, change:string, reason:string>>"
 _V1_RECORD = "struct<_airbyte_ab_id:string, _airbyte_emitted_at:long, _airbyte_data:string>"
 
 
@@ -132,17 +134,17 @@ def v2_lines(lines: DataFrame, created) -> DataFrame:
     root = F.map_filter(F.from_json(F.col(R.TEXT), "map<string,variant>"), lambda k, _: ~k.startswith("_airbyte_"))
     data = F.coalesce(F.col("r._airbyte_data"), F.to_json(root))
     return _classified(parsed, data, F.col("r._airbyte_raw_id"), F.col("r._airbyte_extracted_at"), created,
-                       "Airbyte V2 record has no _airbyte_raw_id")
+                       "Airbyte V2 record has no _airbyte_raw_id", F.col("r._airbyte_meta.changes"))
 
 
 def v1_lines(lines: DataFrame, created) -> DataFrame:
     """V1 records: `_airbyte_data` is the record."""
     parsed = _common(lines, _V1_RECORD)
     return _classified(parsed, F.col("r._airbyte_data"), F.col("r._airbyte_ab_id"), F.col("r._airbyte_emitted_at"),
-                       created, "Airbyte V1 record has no _airbyte_ab_id or _airbyte_data")
+                       created, "Airbyte V1 record has no _airbyte_ab_id or _airbyte_data", F.lit(None).cast(_CHANGES))
 
 
-def _classified(parsed: DataFrame, data, raw_id, extracted_ms, created, missing: str) -> DataFrame:
+def _classified(parsed: DataFrame, data, raw_id, extracted_ms, created, missing: str, changes) -> DataFrame:
     line_error = R.object_error(F.col(R.TEXT), F.col("line_json"))
     parsed = parsed.select("*", line_error.alias("line_error"), data.alias("data"), raw_id.alias("rid"))
     parsed = parsed.withColumn(R.PARSED, F.try_parse_json(F.col("data")))
@@ -160,4 +162,5 @@ def _classified(parsed: DataFrame, data, raw_id, extracted_ms, created, missing:
         F.lit(None).cast("string").alias(R.STATE_JSON),
         F.when(is_record, F.col(R.PARSED).isNotNull()).alias(R.READABLE),
         F.when(is_record, F.col("rid")).alias(R.RECORD_RAW_ID),
+        changes.alias(R.UPSTREAM_CHANGES),
     )

@@ -112,10 +112,11 @@ class FileInput(InputKind):
         return Discovery(tuple(packages), tuple(rejected + grouping.rejected))
 
     def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
-        done = [e.file for e in read_ledger(ledger_path(config, source)).values() if e.load_id == load_id]
-        if done:
-            members = self.members(source, done).members
-            return self.package(source, load_id, [m for m in members])
+        done = [e.file.path for e in read_ledger(ledger_path(config, source)).values() if e.load_id == load_id]
+        if done:  # normalized before: its files as they are now (a replaced file is read anew, and recorded so)
+            current = {f.path: f for f in list_files(source.landing, self.suffixes)}
+            members = self.members(source, [current[p] for p in done if p in current]).members
+            return self.package(source, load_id, members) if members else None
         return next((p for p in self.discover(config, source).packages if p.load_id == load_id), None)
 
     def landed_streams(self, config: LakenormConfig, source: SourceConfig) -> set[str]:

@@ -22,6 +22,9 @@ READABLE = "readable"
 LOAD_ID = "load_id"
 RECORD_RAW_ID = "record_raw_id"
 """A raw id the producer gave the record (Airbyte's); NULL: derived from load ID, file and line."""
+UPSTREAM_CHANGES = "upstream_changes"
+"""Changes the producer already made to the record (Airbyte's `_airbyte_meta.changes`), when a kind has them:
+kept in raw as `<prefix>_upstream_changes` (same struct as `_norm_meta.changes`)."""
 _BOM = "\ufeff"
 _AIRBYTE_MESSAGE = T.StructType([
     T.StructField("type", T.StringType()),
@@ -142,6 +145,7 @@ def raw_rows(lines: DataFrame, names: SystemNames, extra: Sequence[Column] = ())
         F.col(FILE).alias(names.file),
         F.col(LINE).alias(names.line),
         F.col(ERROR).alias(names.error),
+        *([F.col(UPSTREAM_CHANGES).alias(f"{names.prefix}_upstream_changes")] if UPSTREAM_CHANGES in lines.columns else []),
         *extra,
     )
 

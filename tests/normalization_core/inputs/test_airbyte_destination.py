@@ -56,6 +56,8 @@ def test_v2_files_to_typed_tables_then_late_file_then_bad_files(spark, tmp_path,
     assert [r["_norm_raw_id"] for r in raw] == [o["_airbyte_raw_id"] for o in case["orders"][:2]]
     assert [r["_norm_extracted_at"].timestamp() * 1000 for r in raw] == [1717200000000, 1717200001000]
     assert json.loads(raw[0]["_norm_data"]) == case["orders"][0]["_airbyte_data"]
+    assert [[c.asDict() for c in r["_norm_upstream_changes"]] for r in raw] == [
+        [], [{"field": "status", "change": "NULLED", "reason": "SOURCE_FIELD_SIZE_LIMITATION"}]]  # Airbyte's own
     quarantine = rows(spark, config, "_norm_quarantine", "_norm_line")
     assert [q["_norm_error"] for q in quarantine] == ["Airbyte V2 record has no _airbyte_raw_id"]
     assert json.loads(quarantine[0]["_norm_data"]) == case["orders"][2]
