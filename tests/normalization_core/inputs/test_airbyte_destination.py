@@ -123,3 +123,17 @@ def test_file_still_being_written_is_not_listed(tmp_path, load_case):
     path = source.landing / f"public/orders/{DAY}_0.jsonl"
     os.utime(path, (path.stat().st_mtime - 601,) * 2)
     assert [p.load_id for p in source_input(source).discover(config, source).packages] == ["101"]
+
+
+def test_reuploaded_file_is_read_again_only_when_its_load_is_asked_for(spark, tmp_path, load_case):
+    case = load_case("inputs/airbyte_destination.json")
+    config = source_config(tmp_path)
+    landing = config.source("shop").landing
+    write(landing, f"public/customers/{DAY}_0.jsonl", case["customers"])
+    normalize_loads(spark, config, "shop", ["101"])
+    write(landing, f"public/customers/{DAY}_0.jsonl", case["customers"][1:], age_seconds=7200)
+    [rejected] = pending_packages(spark, config, config.source("shop")).rejected
+    assert rejected.load_id == "101" and "replaced by other content" in rejected.reason
+    normalize_loads(spark, config, "shop", ["101"])  # as the rejection says: `normalize --load-id 101`
+    assert [r["id"] for r in rows(spark, config, "customers")] == [8]
+    assert pending_packages(spark, config, config.source("shop")).rejected == ()

@@ -52,3 +52,19 @@ def test_singer_run_to_typed_tables_with_schema_messages(spark, tmp_path):
     normalize_loads(spark, config, "shop", [package.load_id])  # again: same raw ids, no duplicates
     again = read_table(spark, config.table_path("shop", "_norm_raw_users")).collect()
     assert {r["_norm_raw_id"] for r in again} == ids and len(again) == 3
+
+
+def test_a_run_folder_is_one_load_and_files_still_written_wait(spark, tmp_path):
+    run = tmp_path / "landing" / "run 7"
+    run.mkdir(parents=True)
+    lines = RUN.read_text().splitlines(keepends=True)
+    (run / "part-1.jsonl").write_text("".join(lines[:4]))
+    (run / "part-2.singer").write_text("".join(lines[4:]))
+    for part in run.iterdir():
+        os.utime(part, (1717300000, 1717300000))
+    (tmp_path / "landing" / "next.jsonl").write_text("".join(lines[:2]))  # just written
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": "landing", "input": "singer", "settle_seconds": 30}]}, base_dir=tmp_path)
+    [package] = pending_packages(spark, config, config.source("shop")).packages
+    assert (package.load_id, package.files, package.streams) == (
+        "run_7", ("run 7/part-1.jsonl", "run 7/part-2.singer"), ("orders", "users"))
