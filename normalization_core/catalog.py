@@ -98,7 +98,12 @@ def stream_settings(source: SourceConfig, catalog: dict[str, StreamSettings], st
 
 
 def source_catalog(source: SourceConfig) -> dict[str, StreamSettings]:
-    return load_catalog(source.catalog) if source.catalog else {}
+    """The configured catalog; without one, the schemas that come with the source's input (SPEC §2.4)."""
+    if source.catalog:
+        return load_catalog(source.catalog)
+    from normalization_core.inputs import source_input
+
+    return source_input(source).catalog(source)
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:

@@ -13,6 +13,9 @@ from normalization_core.errors import ConfigError
 
 Convention = Literal["native", "dlt", "airbyte"]
 SyncMode = Literal["append", "overwrite", "append_dedup"]
+InputKind = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
+INPUT_KINDS: tuple[str, ...] = get_args(InputKind)
+DEFAULT_SETTLE_SECONDS = 60
 CONVENTIONS: tuple[str, ...] = get_args(Convention)
 SYNC_MODES: tuple[str, ...] = get_args(SyncMode)
 DEFAULT_CONFIG_FILE = "lakenorm.yaml"
@@ -21,7 +24,7 @@ DEFAULT_SPARK = {"master": "local[2]"}
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _TOP_KEYS = {"warehouse", "sources", "spark"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
-                "max_table_nesting", "streams"}
+                "max_table_nesting", "streams", "input", "settle_seconds"}
 _STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field"}
 
 
@@ -43,6 +46,10 @@ class SourceConfig:
     max_identifier_length: int = 255
     max_table_nesting: int = 1000
     streams: dict[str, StreamOverride] = field(default_factory=dict)
+    input: InputKind = "packages"
+    """What the landing holds (SPEC §2.4): an input kind of `normalization_core.inputs`."""
+    settle_seconds: int = DEFAULT_SETTLE_SECONDS
+    """Producer files (not `packages`) modified less than this long ago are still being written: skipped."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,9 @@ def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
         catalog = (base_dir / str(doc["catalog"])).resolve()
         if not catalog.is_file():
             raise ConfigError(where, f"catalog file {catalog} does not exist")
+    kind = doc.get("input", "packages")
+    if kind not in INPUT_KINDS:
+        raise ConfigError(where, f"unknown input {kind!r} (choose one of {', '.join(INPUT_KINDS)})")
     default_len, min_len = (63, 40) if convention == "airbyte" else (255, 8)
     max_len = _positive_int(doc, "max_identifier_length", default_len, where)
     if max_len < min_len:
@@ -137,6 +147,7 @@ def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
         max_identifier_length=max_len,
         max_table_nesting=_positive_int(doc, "max_table_nesting", 1000, where),
         streams=_parse_stream_overrides(doc.get("streams") or {}, where),
+        input=kind, settle_seconds=_non_negative_int(doc, "settle_seconds", DEFAULT_SETTLE_SECONDS, where),
     )
 
 
@@ -189,6 +200,13 @@ def _positive_int(doc: dict, key: str, default: int, where: str) -> int:
     value = doc.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigError(where, f"{key!r} must be a positive integer, got {value!r}")
+    return value
+
+
+def _non_negative_int(doc: dict, key: str, default: int, where: str) -> int:
+    value = doc.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigError(where, f"{key!r} must be a non-negative integer (seconds), got {value!r}")
     return value
 
 

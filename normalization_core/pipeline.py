@@ -17,8 +17,8 @@ from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.io.delta import is_delta_table, replace_loads, run_concurrently
-from normalization_core.io.packages import Discovery, LoadPackage, discover_packages, find_package
-from normalization_core.io.reader import read_package_lines, unreadable_file
+from normalization_core.io.packages import Discovery, LoadPackage
+from normalization_core.io.reader import unreadable_file
 from normalization_core.io.registry import (
     LoadRecord,
     is_newest_load,
@@ -27,6 +27,9 @@ from normalization_core.io.registry import (
     record_loads,
 )
 from normalization_core.io.spark import small_input_conf
+from normalization_core.inputs import source_input
+from normalization_core.inputs.base import ledger_path
+from normalization_core.inputs.ledger import record_files
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
 from normalization_core.transform.parse import PARSED, parsed_columns, read_from_variant, with_parsed_records
@@ -73,15 +76,18 @@ def raw_table_name(source: SourceConfig, stream: str) -> str:
     return raw_tables(source, [stream])[stream]
 
 
-def known_streams(source: SourceConfig, catalog_streams: list[str]) -> list[str]:
+def known_streams(source: SourceConfig, catalog_streams: list[str], config: LakenormConfig | None = None) -> list[str]:
     """Streams of the catalog, of the configuration's overrides and of the packages landed so far."""
-    landed = {s for p in discover_packages(source.landing, source.name).packages for s in p.streams}
+    landed = source_input(source).landed_streams(config, source)  # type: ignore[arg-type]
     return sorted(set(catalog_streams) | set(source.streams) | landed)
 
 
 def pending_packages(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> Discovery:
     """Complete packages not yet normalized (plus the rejected ones), in arrival order."""
-    found = discover_packages(source.landing, source.name)
+    kind = source_input(source)
+    found = kind.discover(config, source)
+    if kind.uses_ledger:  # the file ledger already left out what was normalized
+        return found
     done = normalized_load_ids(spark, registry_path(config, source))
     return Discovery(tuple(p for p in found.packages if p.load_id not in done), found.rejected)
 
@@ -113,7 +119,7 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
     packages = []
     for load_id in dict.fromkeys(load_ids):
         try:
-            packages.append(_package(source, load_id))
+            packages.append(_package(config, source, load_id))
         except UnknownLoadError as err:
             if on_error is None:
                 raise
@@ -132,9 +138,10 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
 
 
 def _input_bytes(packages: list[LoadPackage]) -> int | None:
-    """Bytes of the packages' files (a listing: metadata), None when a file cannot be looked at."""
+    """Bytes of the packages' files (listed sizes: metadata), None when a file cannot be looked at."""
     try:
-        return sum(os.path.getsize(p.path_of(f)) for p in packages for f in p.all_files())
+        return sum(sum(e.size for e in p.entries) if p.entries else
+                   sum(os.path.getsize(p.path_of(f)) for f in p.all_files()) for p in packages)
     except OSError:
         return None
 
@@ -152,8 +159,8 @@ def _load_by_load(spark: SparkSession, config: LakenormConfig, source: SourceCon
     return results
 
 
-def _package(source: SourceConfig, load_id: str) -> LoadPackage:
-    package = find_package(source.landing, source.name, load_id)
+def _package(config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage:
+    package = source_input(source).find(config, source, load_id)
     if package is None:
         raise UnknownLoadError(source.name, load_id, str(source.landing))
     return package
@@ -164,7 +171,7 @@ def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceC
     names = system_names(source.convention)
     tables = {s: t for p in packages for s, t in _raw_tables(source, p).items()}
     catalog = {s: p.schema for s, p in stream_plans(source).items() if s in tables}
-    lines = with_parsed_records(_classified_lines(spark, packages), catalog).persist(StorageLevel.MEMORY_AND_DISK)
+    lines = with_parsed_records(_classified_lines(spark, source, packages), catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _count_lines(packages, lines, list(catalog))
         writes = [partial(_write_raw, config, source, names, lines, _loads_with(packages, s), s, t)
@@ -249,14 +256,10 @@ def _raw_tables(source: SourceConfig, package: LoadPackage) -> dict[str, str]:
     return tables
 
 
-def _classified_lines(spark: SparkSession, packages: list[LoadPackage]) -> DataFrame:
-    """The lines of every package, classified, with their load ID."""
-    frames = []
-    for package in packages:
-        lines = read_package_lines(spark, package)
-        created = F.lit(package.created_at).cast("timestamp")
-        classified = R.airbyte_lines(lines, created) if package.format == "airbyte" else R.record_lines(lines, created)
-        frames.append(classified.withColumn(R.LOAD_ID, F.lit(package.load_id)))
+def _classified_lines(spark: SparkSession, source: SourceConfig, packages: list[LoadPackage]) -> DataFrame:
+    """The lines of every package, classified by the source's input kind, with their load ID."""
+    kind = source_input(source)
+    frames = [kind.classify(spark, p).withColumn(R.LOAD_ID, F.lit(p.load_id)) for p in packages]
     return reduce(DataFrame.unionByName, frames)
 
 
@@ -323,3 +326,6 @@ def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
     if names.dlt_system_tables:  # (before the registry, which marks the loads done)
         record_dlt_loads(spark, config.table_path(source.name, names.loads_table), records)
     record_loads(spark, registry_path(config, source), [p.load_id for p in packages], records)
+    if source_input(source).uses_ledger:  # after the registry: a crash in between re-runs the same load ID
+        for package in packages:
+            record_files(spark, ledger_path(config, source), package.load_id, package.entries)

@@ -60,6 +60,8 @@ def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
     catalog = source_catalog(source)
     plans = {}
     for name in catalog:
+        if catalog[name].json_schema is None:  # settings without a schema (input hints): typed by inference
+            continue
         settings = stream_settings(source, catalog, name)
         schema = schema_from_json_schema(name, settings.json_schema, convention=source.convention,
                                          max_identifier_length=source.max_identifier_length,

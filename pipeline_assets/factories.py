@@ -149,13 +149,13 @@ def source_job_name(source: SourceConfig) -> str:
 
 def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg.Definitions:
     """Everything of one source: raw assets, the job that normalizes a load and the landing sensor."""
-    streams = known_streams(source, list(source_catalog(source)))
+    streams = known_streams(source, list(source_catalog(source)), config)
     if not streams:
-        return dg.Definitions(sensors=[build_landing_sensor(source, job=None)])
+        return dg.Definitions(sensors=[build_landing_sensor(config, source, job=None)])
     assets = build_source_assets(config, source, streams)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
     tables = source_tables(source, streams, asset_stream_plans(config, source))
     jobs, schedules = build_schedules(config, source, tables, job)
     return dg.Definitions(assets=[assets], jobs=[job, *jobs], schedules=schedules,
-                          sensors=[build_landing_sensor(source, job=job)])
+                          sensors=[build_landing_sensor(config, source, job=job)])

@@ -56,11 +56,11 @@ def build_schedules(config: LakenormConfig, source: SourceConfig, tables: list[s
         name=maintenance_job_name(source), job=job, cron_schedule=MAINTENANCE_CRON, execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.RUNNING, description="Daily OPTIMIZE and VACUUM.")]
     if normalize_job is not None:
-        schedules.append(build_polling_schedule(source, normalize_job))
+        schedules.append(build_polling_schedule(config, source, normalize_job))
     return [job], schedules
 
 
-def build_polling_schedule(source: SourceConfig, job: object) -> dg.ScheduleDefinition:
+def build_polling_schedule(config: LakenormConfig, source: SourceConfig, job: object) -> dg.ScheduleDefinition:
     """An alternative to the sensor where sensors are unwelcome; stopped unless turned on."""
     partitions = load_ids_partitions(source)
 
@@ -68,7 +68,7 @@ def build_polling_schedule(source: SourceConfig, job: object) -> dg.ScheduleDefi
                  default_status=dg.DefaultScheduleStatus.STOPPED,
                  description=f"Every 5 minutes: registers and normalizes new packages in {source.landing}.")
     def polling(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
-        new, rejected = new_load_ids(source, context.instance, context.log)
+        new, rejected = new_load_ids(config, source, context.instance, context.log)
         if not new:
             return dg.SkipReason(f"no new complete packages ({rejected} rejected)")
         # Schedules cannot return partition requests; registering first is what the sensor's daemon does.

@@ -1,14 +1,15 @@
 """The landing sensor: new complete packages -> partitions + one run per load ID."""
 import dagster as dg
 
-from normalization_core.config import SourceConfig
-from normalization_core.io.packages import discover_packages
+from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.inputs import source_input
 from pipeline_assets.partitions import load_ids_partitions
 
 
-def new_load_ids(source: SourceConfig, instance: dg.DagsterInstance, log: object) -> tuple[list[str], int]:
-    """Complete packages in the landing folder not yet registered as partitions; and how many were rejected."""
-    found = discover_packages(source.landing, source.name)
+def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.DagsterInstance,
+                 log: object) -> tuple[list[str], int]:
+    """Complete units in the landing (any input kind) not yet registered as partitions; and how many were rejected."""
+    found = source_input(source).discover(config, source)
     for rejected in found.rejected:
         log.warning(rejected.reason)  # type: ignore[attr-defined]
     registered = set(instance.get_dynamic_partitions(load_ids_partitions(source).name))
@@ -20,14 +21,14 @@ def load_run_requests(source: SourceConfig, load_ids: list[str]) -> list[dg.RunR
             for load_id in load_ids]
 
 
-def build_landing_sensor(source: SourceConfig, job: object | None) -> dg.SensorDefinition:
+def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: object | None) -> dg.SensorDefinition:
     partitions = load_ids_partitions(source)
 
     @dg.sensor(name=f"{source.name}_landing_sensor", job=job, minimum_interval_seconds=30,
                default_status=dg.DefaultSensorStatus.RUNNING,
                description=f"Registers complete load packages in {source.landing} and normalizes each once.")
     def landing_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        new, rejected = new_load_ids(source, context.instance, context.log)
+        new, rejected = new_load_ids(config, source, context.instance, context.log)
         if not new:
             return dg.SensorResult(skip_reason=f"no new complete packages ({rejected} rejected)",
                                    cursor=context.cursor)

@@ -17,7 +17,8 @@ from normalization_core.errors import PackageError
 
 MANIFEST = "_manifest.json"
 LOAD_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-PackageFormat = Literal["records", "airbyte"]
+PackageFormat = Literal["records", "airbyte", "airbyte_v1", "airbyte_v2", "singer", "dlt"]
+"""`records`/`airbyte`: manifest packages; the others: units of a producer input (`normalization_core.inputs`)."""
 DATA_SUFFIXES = (".jsonl", ".jsonl.gz")
 
 _STREAM_ENTRY = {
@@ -59,6 +60,10 @@ class LoadPackage:
     """Files holding the messages of all streams (`airbyte` format)."""
     expected_records: dict[str, int] = field(default_factory=dict)
     state: Any = None
+    entries: tuple[Any, ...] = ()
+    """Producer inputs: the units' files (`inputs.listing.FileEntry`), recorded in the file ledger."""
+    hints: dict[str, Any] = field(default_factory=dict)
+    """Producer inputs: what the kind read while discovering (e.g. each stream's record version)."""
 
     @property
     def streams(self) -> tuple[str, ...]:
@@ -70,7 +75,7 @@ class LoadPackage:
         return (self.created_at, self.load_id)
 
     def all_files(self) -> tuple[str, ...]:
-        if self.format == "airbyte":
+        if self.files:
             return self.files
         return tuple(f for stream in self.streams for f in self.stream_files[stream])
 

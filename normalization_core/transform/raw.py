@@ -20,6 +20,11 @@ PARSED = "parsed"
 READABLE = "readable"
 """The record is a JSON object that a VARIANT can hold (no duplicate keys, within its size limit)."""
 LOAD_ID = "load_id"
+RECORD_RAW_ID = "record_raw_id"
+"""A raw id the producer gave the record (Airbyte's); NULL: derived from load ID, file and line."""
+UPSTREAM_CHANGES = "upstream_changes"
+"""Changes the producer already made to the record (Airbyte's `_airbyte_meta.changes`), when a kind has them:
+kept in raw as `<prefix>_upstream_changes` (same struct as `_norm_meta.changes`)."""
 _BOM = "\ufeff"
 _AIRBYTE_MESSAGE = T.StructType([
     T.StructField("type", T.StringType()),
@@ -68,12 +73,13 @@ def _with_parsed(lines: DataFrame, text: Column) -> DataFrame:
     return lines.withColumn(PARSED, F.try_parse_json(text))
 
 
-def record_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
-    """`records` format: every line is a record of its file's stream."""
+def record_lines(lines: DataFrame, extracted_at: Column, record_raw_id: Column | None = None) -> DataFrame:
+    """`records` format: every line is a record of its file's stream (`record_raw_id`: a raw id for it)."""
     return _with_parsed(lines, F.col(TEXT)).select(
         F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT),
         object_error(F.col(TEXT), F.col(PARSED)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
         F.lit(None).cast("string").alias(STATE_JSON), F.col(PARSED).isNotNull().alias(READABLE),
+        (F.lit(None).cast("string") if record_raw_id is None else record_raw_id).alias(RECORD_RAW_ID),
     )
 
 
@@ -112,6 +118,7 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
         F.coalesce(emitted, extracted_at).alias(EXTRACTED_AT),
         F.when(kind == "state", F.col("m.state")).alias(STATE_JSON),
         F.when(is_record, F.col(PARSED).isNotNull()).alias(READABLE),
+        F.lit(None).cast("string").alias(RECORD_RAW_ID),
     )
 
 
@@ -121,18 +128,24 @@ def raw_id(load_id: Column, file: Column, line: Column) -> Column:
     return F.substring(F.sha2(key, 256), 1, 32)
 
 
+def _raw_id_of(lines: DataFrame, load_id: Column) -> Column:
+    derived = raw_id(load_id, F.col(FILE), F.col(LINE))
+    return F.coalesce(F.col(RECORD_RAW_ID), derived) if RECORD_RAW_ID in lines.columns else derived
+
+
 def raw_rows(lines: DataFrame, names: SystemNames, extra: Sequence[Column] = ()) -> DataFrame:
     """Classified lines of one stream, with their `LOAD_ID` -> the raw table's columns (then `extra`
     columns of the lines, for typing)."""
     lid = F.col(LOAD_ID)
     return lines.select(
-        raw_id(lid, F.col(FILE), F.col(LINE)).alias(names.raw_id),
+        _raw_id_of(lines, lid).alias(names.raw_id),
         lid.alias(names.load_id),
         F.col(EXTRACTED_AT).alias(names.extracted_at),
         F.col(TEXT).alias(names.data),
         F.col(FILE).alias(names.file),
         F.col(LINE).alias(names.line),
         F.col(ERROR).alias(names.error),
+        *([F.col(UPSTREAM_CHANGES).alias(f"{names.prefix}_upstream_changes")] if UPSTREAM_CHANGES in lines.columns else []),
         *extra,
     )
 

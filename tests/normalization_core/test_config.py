@@ -19,6 +19,7 @@ def test_defaults_and_relative_paths(tmp_path):
     assert cfg.warehouse == str(tmp_path / "wh")
     assert src.landing == tmp_path / "landing"
     assert (src.convention, src.max_identifier_length, src.max_table_nesting) == ("native", 255, 1000)
+    assert (src.input, src.settle_seconds) == ("packages", 60)
     assert cfg.spark == {"master": "local[2]"}
     assert cfg.table_path("shop", "_norm_raw_orders") == f"{tmp_path}/wh/shop/_norm_raw_orders"
 
@@ -45,6 +46,8 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     (lambda d: d["sources"][0].update(landig="x"), "unknown key 'landig' in a source"),
     (lambda d: d["sources"][0].update(convention="camel"), "unknown convention 'camel'"),
     (lambda d: d["sources"][0].update(landing="missing"), "landing folder"),
+    (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
+    (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
     (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),

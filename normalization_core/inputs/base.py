@@ -1,0 +1,152 @@
+"""The input-kind interface (SPEC §2.4): what a landing holds, as naming conventions are plug-ins.
+
+A kind finds complete units of work (load packages), names their load IDs, turns their files into
+classified lines (the columns of `transform.raw.record_lines`) and may bring stream schemas.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+
+from normalization_core.catalog import StreamSettings
+from normalization_core.columns import system_names
+from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.io.packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
+from normalization_core.inputs.ledger import LedgerEntry, ledger_table, read_ledger
+from normalization_core.inputs.listing import FileEntry, list_files
+
+
+class InputKind:
+    """One kind of landing content. Subclasses implement discovery and classification."""
+
+    name = ""
+    uses_ledger = False
+    """Producer files carry no manifest: a file ledger says what was normalized."""
+
+    def discover(self, config: LakenormConfig, source: SourceConfig) -> Discovery:
+        """Complete units not yet normalized (and rejected ones), in arrival order."""
+        raise NotImplementedError
+
+    def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
+        """The unit named `load_id` (normalized before or pending), None when there is none."""
+        raise NotImplementedError
+
+    def classify(self, spark: SparkSession, package: LoadPackage) -> DataFrame:
+        """The unit's lines, classified (`transform.raw` columns, without the load ID)."""
+        raise NotImplementedError
+
+    def landed_streams(self, config: LakenormConfig, source: SourceConfig) -> set[str]:
+        return {s for p in self.discover(config, source).packages for s in p.streams}
+
+    def catalog(self, source: SourceConfig) -> dict[str, StreamSettings]:
+        """Stream settings that come with the input (used when the source has no catalog)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class Member:
+    """A settled, not yet normalized file and what its kind read from its name or head."""
+
+    file: FileEntry
+    base_load_id: str
+    stream: str | None
+    format: str
+    created_at: datetime
+
+
+@dataclass
+class Grouping:
+    members: list[Member] = field(default_factory=list)
+    rejected: list[RejectedPackage] = field(default_factory=list)
+
+
+def ledger_path(config: LakenormConfig, source: SourceConfig) -> str:
+    return config.table_path(source.name, ledger_table(system_names(source.convention).loads_table))
+
+
+def valid_load_id(text: str) -> str:
+    """`text` as a load ID: characters outside [A-Za-z0-9._-] become `_`, too long gets a hash tail."""
+    cleaned = "".join(c if c.isalnum() and c.isascii() or c in "._-" else "_" for c in text).lstrip("._-") or "load"
+    if len(cleaned) > 128:
+        cleaned = cleaned[:111] + "-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert LOAD_ID_PATTERN.match(cleaned), cleaned
+    return cleaned
+
+
+def from_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+class FileInput(InputKind):
+    """A kind whose units are groups of producer files: settled files, ledger, late files."""
+
+    uses_ledger = True
+    suffixes: tuple[str, ...] = (".jsonl", ".jsonl.gz")
+
+    def members(self, source: SourceConfig, files: list[FileEntry]) -> Grouping:
+        raise NotImplementedError
+
+    def package(self, source: SourceConfig, load_id: str, members: Sequence[Member]) -> LoadPackage:
+        raise NotImplementedError
+
+    def discover(self, config: LakenormConfig, source: SourceConfig) -> Discovery:
+        ledger = read_ledger(ledger_path(config, source))
+        settled = _settled(list_files(source.landing, self.suffixes), source.settle_seconds)
+        rejected, new = [], []
+        for entry in settled:
+            done = ledger.get(entry.path)
+            if done is None:
+                new.append(entry)
+            elif done.file != entry:
+                rejected.append(_reuploaded(done, entry))
+        grouping = self.members(source, new)
+        used = {e.load_id for e in ledger.values()}
+        packages = [self.package(source, load_id, group) for load_id, group in _units(grouping.members, used)]
+        packages.sort(key=lambda p: p.arrival_key)
+        return Discovery(tuple(packages), tuple(rejected + grouping.rejected))
+
+    def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
+        done = [e.file.path for e in read_ledger(ledger_path(config, source)).values() if e.load_id == load_id]
+        if done:  # normalized before: its files as they are now (a replaced file is read anew, and recorded so)
+            current = {f.path: f for f in list_files(source.landing, self.suffixes)}
+            members = self.members(source, [current[p] for p in done if p in current]).members
+            return self.package(source, load_id, members) if members else None
+        return next((p for p in self.discover(config, source).packages if p.load_id == load_id), None)
+
+    def landed_streams(self, config: LakenormConfig, source: SourceConfig) -> set[str]:
+        files = list_files(source.landing, self.suffixes)
+        return {m.stream for m in self.members(source, files).members if m.stream}
+
+
+def _settled(files: list[FileEntry], settle_seconds: int) -> list[FileEntry]:
+    """Files not modified for `settle_seconds`: a producer still writing one keeps touching it."""
+    now_ms = int(time.time() * 1000)
+    return [f for f in files if now_ms - f.modified_ms >= settle_seconds * 1000]
+
+
+def _reuploaded(done: LedgerEntry, entry: FileEntry) -> RejectedPackage:
+    return RejectedPackage(done.load_id, Path(entry.path), (
+        f"file {entry.path!r} was normalized in load {done.load_id!r} (size {done.file.size}) and has been "
+        f"replaced by other content (size {entry.size}); it is not read again: upload the new content under a "
+        "new file name, or run `lakenorm normalize --load-id` for that load to re-normalize it from the new file"))
+
+
+def _units(members: list[Member], used: set[str]) -> list[tuple[str, list[Member]]]:
+    """Members grouped by base load ID; a unit whose ID is already in the ledger gets its own late ID."""
+    groups: dict[str, list[Member]] = {}
+    for member in members:
+        groups.setdefault(member.base_load_id, []).append(member)
+    units = []
+    for base, group in groups.items():
+        load_id = base
+        if base in used:
+            digest = hashlib.sha256("\n".join(sorted(m.file.path for m in group)).encode()).hexdigest()[:10]
+            load_id = valid_load_id(f"{base[:100]}.late-{digest}")
+        units.append((load_id, group))
+    return units
