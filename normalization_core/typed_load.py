@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -20,7 +19,7 @@ from normalization_core.errors import ConfigError
 from normalization_core.dedup_load import dedup_tables, write_dedup_tables
 from normalization_core.io.delta import read_table, replace_all, replace_loads, rows_per_load, run_concurrently
 from normalization_core.io.spark import build_spark_session
-from normalization_core.io.versions import latest_versions, record_versions
+from normalization_core.io.versions import latest_versions, latest_versions_without_spark, record_versions
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.schema.inference import evolve, infer_schema
 from normalization_core.stream_collisions import disambiguate_tables
@@ -118,14 +117,19 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
 def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str, StreamPlan]:
     """Catalog plans plus the inferred streams' newest stored schemas (for the Dagster asset graph)."""
     plans = stream_plans(source)
-    path = versions_path(config, source)
-    if source.convention not in TYPED_CONVENTIONS or ("://" not in path and not Path(path, "_delta_log").is_dir()):
+    if source.convention not in TYPED_CONVENTIONS:
         return plans
-    spark = SparkSession.getActiveSession() or build_spark_session(config.spark)
+    path = versions_path(config, source)
+    if "://" in path:  # an object store: read through Spark's file systems
+        stored = latest_versions(SparkSession.getActiveSession() or build_spark_session(config.spark), path)
+    else:
+        stored = latest_versions_without_spark(path)
+    if not stored:
+        return plans
     catalog = source_catalog(source)
-    for stream, stored in latest_versions(spark, path).items():
-        if stream not in plans and stored.schema.get("inferred"):
-            plans[stream] = StreamPlan(stream_settings(source, catalog, stream), stored.schema)
+    for stream, version in stored.items():
+        if stream not in plans and version.schema.get("inferred"):
+            plans[stream] = StreamPlan(stream_settings(source, catalog, stream), version.schema)
     plans = disambiguate_tables(source, plans)
     check_distinct_tables(source, plans)
     return plans

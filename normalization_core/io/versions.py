@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -77,8 +78,27 @@ def latest_versions(spark: SparkSession, path: str) -> dict[str, StoredVersion]:
     table = read_table(spark, path)
     newest = table.groupBy(C.VERSIONS_STREAM).agg(F.max(C.VERSIONS_VERSION).alias(C.VERSIONS_VERSION))
     rows = table.join(newest, [C.VERSIONS_STREAM, C.VERSIONS_VERSION]).collect()  # one schema per stream: metadata
-    return {r[C.VERSIONS_STREAM]: StoredVersion(r[C.VERSIONS_STREAM], r[C.VERSIONS_VERSION], r[C.VERSIONS_HASH],
-                                                _parse_schema(r[C.VERSIONS_SCHEMA])) for r in rows}
+    return {r[C.VERSIONS_STREAM]: _stored(r) for r in rows}
+
+
+def latest_versions_without_spark(path: str) -> dict[str, StoredVersion]:
+    """`latest_versions` of a local table read with delta-rs: loading the Dagster code location starts no JVM
+    (SPEC §8). The table holds one short row per schema version: metadata."""
+    from deltalake import DeltaTable
+
+    if not Path(path, "_delta_log").is_dir():
+        return {}
+    columns = [C.VERSIONS_STREAM, C.VERSIONS_VERSION, C.VERSIONS_HASH, C.VERSIONS_SCHEMA]
+    newest: dict[str, dict] = {}
+    for row in DeltaTable(path).to_pyarrow_table(columns=columns).to_pylist():
+        if row[C.VERSIONS_VERSION] > newest.get(row[C.VERSIONS_STREAM], {}).get(C.VERSIONS_VERSION, 0):
+            newest[row[C.VERSIONS_STREAM]] = row
+    return {stream: _stored(row) for stream, row in newest.items()}
+
+
+def _stored(row: Any) -> StoredVersion:
+    return StoredVersion(row[C.VERSIONS_STREAM], row[C.VERSIONS_VERSION], row[C.VERSIONS_HASH],
+                         _parse_schema(row[C.VERSIONS_SCHEMA]))
 
 
 def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> StoredVersion:

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,22 @@ def test_an_inferred_stream_is_typed_evolved_and_versioned_per_load(spark, tmp_p
     assert plans["things"].tables == ["things", "things__items", "things__tags"]
     keys = {tuple(k.path) for k in build_source_assets(cfg, cfg.source("shop"), ["things"]).keys}
     assert {("shop", "things"), ("shop", "things__items"), ("shop", "things__tags")} <= keys
+    assert loaded_without_a_jvm(path) >= {"shop/things", "shop/things__items", "shop/things__tags"}
+
+
+LOAD_CODE_LOCATION = """
+import json, pyspark
+from pipeline_assets.definitions import defs
+keys = [k.to_user_string() for k in defs().resolve_all_asset_keys()]
+print(json.dumps({"jvm": pyspark.SparkContext._gateway is not None, "keys": keys}))
+"""
+
+
+def loaded_without_a_jvm(config: Path) -> set[str]:
+    """The code location's asset keys, loaded in a fresh process that must start no JVM (SPEC §8)."""
+    env = {**os.environ, "LAKENORM_CONFIG": str(config)}
+    done = subprocess.run([sys.executable, "-c", LOAD_CODE_LOCATION], env=env, capture_output=True, text=True,
+                          timeout=300, check=True)
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded["jvm"] is False
+    return set(loaded["keys"])
