@@ -26,8 +26,12 @@ test-fast: $(STAMP) $(JARS)
 bench: $(STAMP) $(JARS)
 	$(PY) bench/bench_normalize.py --packages 10 --orders 100000 --files 2 --out bench/out --floor
 
+# Started from inside $(DAGSTER_HOME): `dagster dev` warns when the working folder holds a dagster.yaml
+# (the repository's template, copied there by `make demo`) that is not DAGSTER_HOME's.
 ui: $(STAMP) $(JARS)
-	LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml $(VENV)/bin/dagster dev -w workspace.yaml
+	mkdir -p $(DAGSTER_HOME) && test -f $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/
+	cd $(DAGSTER_HOME) && LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml \
+		$(CURDIR)/$(VENV)/bin/dagster dev -w $(CURDIR)/workspace.yaml
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
