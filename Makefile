@@ -33,8 +33,12 @@ bench: $(BENCH_STAMP) $(JARS)
 bench-small: $(BENCH_STAMP) $(JARS)
 	$(PY) bench/bench_small.py
 
+# Started from inside $(DAGSTER_HOME): `dagster dev` warns when the working folder holds a dagster.yaml
+# (the repository's template, copied there by `make demo`) that is not DAGSTER_HOME's.
 ui: $(STAMP) $(JARS)
-	LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml $(VENV)/bin/dagster dev -w workspace.yaml
+	mkdir -p $(DAGSTER_HOME) && test -f $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/
+	cd $(DAGSTER_HOME) && LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml \
+		$(CURDIR)/$(VENV)/bin/dagster dev -w $(CURDIR)/workspace.yaml
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -3,9 +3,15 @@
 The checks are not blocking: they run after every table of the op has been committed, so blocking
 could not keep bad rows out; it would only fail the run (whose run_key the sensor never requests
 again) and hide the metadata. A failing check is reported with its offending keys instead.
+
+Severity per check (`SEVERITY`): broken keys are errors, rejected lines a warning. Checks about the
+run's loads alone (`PER_LOAD`) are partitioned by load ID: Dagster 1.13 ties their evaluation to the
+partition in a one-load run; a run of several loads gets one evaluation (Dagster records a check once
+per step) whose metadata names the loads (`load_ids`, counts by load).
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 
 import dagster as dg
@@ -18,31 +24,51 @@ from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.pipeline import LoadResult, raw_table_name
 from normalization_core.schema.model import TableSchema, find_table
 from normalization_core.typed_load import StreamPlan
+from pipeline_assets.partitions import load_ids_partitions
 
 ROWS_TYPED = "rows_typed_per_load"
 NO_ORPHANS = "no_orphan_child_rows"
 UNIQUE_KEY = "primary_key_unique"
 ONE_CURRENT = "one_current_version_per_key"
 NO_OVERLAP = "non_overlapping_validity"
+NO_REJECTED = "no_rejected_lines"
+
+WARN, ERROR = dg.AssetCheckSeverity.WARN, dg.AssetCheckSeverity.ERROR
+SEVERITY = {ROWS_TYPED: ERROR, NO_ORPHANS: ERROR, UNIQUE_KEY: ERROR, ONE_CURRENT: ERROR, NO_OVERLAP: ERROR,
+            NO_REJECTED: WARN}
+PER_LOAD = {ROWS_TYPED, NO_REJECTED}
+"""Checks about the run's loads alone; orphans are too, except under a history (checked table-wide)."""
 
 
 def check_specs(source: SourceConfig, plans: dict[str, StreamPlan]) -> list[dg.AssetCheckSpec]:
     specs = []
-    for plan in plans.values():
+    for stream, plan in plans.items():
         mode = plan.settings.destination_sync_mode
         root, *children = plan.schema["tables"]
+        specs.append(_spec(source, NO_REJECTED, raw_table_name(source, stream), (
+            "No line of the run's loads was rejected (unparseable JSON, not an object) or quarantined.")))
         if mode in ("append", "overwrite"):
-            specs.append(dg.AssetCheckSpec(ROWS_TYPED, asset=[source.name, root["name"]], description=(
+            specs.append(_spec(source, ROWS_TYPED, root["name"], (
                 "Each load of the run typed every valid raw line into exactly one row (nothing dropped).")))
         if mode == "append_dedup" and primary_key_columns(plan, root):
-            specs.append(dg.AssetCheckSpec(UNIQUE_KEY, asset=[source.name, root["name"]],
-                                           description="The primary key is unique in the current table."))
+            specs.append(_spec(source, UNIQUE_KEY, root["name"], "The primary key is unique in the current table."))
         if mode == "append_dedup":
             specs.extend(history_check_specs(history_key(source, plan)))
-        specs.extend(dg.AssetCheckSpec(NO_ORPHANS, asset=[source.name, child["name"]], description=(
-            f"Every row's parent key exists in {_parent_table(source, plan, child)!r}."))
-            for child in children)
+        specs.extend(_spec(source, NO_ORPHANS, child["name"], (
+            f"Every row's parent key exists in {_parent_table(source, plan, child)!r}."),
+            per_load=not _hangs_off_history(plan, child)) for child in children)
     return specs
+
+
+def _spec(source: SourceConfig, name: str, table: str, description: str, per_load: bool | None = None
+          ) -> dg.AssetCheckSpec:
+    """A check of `[source, table]`; per load: partitioned by load ID (a Preview feature of Dagster 1.13)."""
+    partitioned = name in PER_LOAD if per_load is None else per_load
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.PreviewWarning)
+        return dg.AssetCheckSpec(name, asset=[source.name, table], description=description,
+                                 metadata={"severity": SEVERITY[name].value},
+                                 partitions_def=load_ids_partitions(source) if partitioned else None)
 
 
 def history_key(source: SourceConfig, plan: StreamPlan) -> dg.AssetKey:
@@ -63,9 +89,9 @@ def _hangs_off_history(plan: StreamPlan, child: TableSchema) -> bool:
 def history_check_specs(history_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
     """Checks of a `<stream>_scd` history asset (wired by the asset that writes it)."""
     return [
-        dg.AssetCheckSpec(ONE_CURRENT, asset=history_key, description=(
+        dg.AssetCheckSpec(ONE_CURRENT, asset=history_key, metadata={"severity": ERROR.value}, description=(
             "Each key has at most one current version, and the current table holds exactly those versions.")),
-        dg.AssetCheckSpec(NO_OVERLAP, asset=history_key,
+        dg.AssetCheckSpec(NO_OVERLAP, asset=history_key, metadata={"severity": ERROR.value},
                           description="The validity intervals of a key's versions do not overlap."),
     ]
 
@@ -82,6 +108,8 @@ def check_results(spark: SparkSession, config: LakenormConfig, source: SourceCon
     """Results of `check_specs` for the tables the run's loads wrote."""
     path = lambda table: config.table_path(source.name, table)  # noqa: E731
     for stream, plan in plans.items():
+        if any(stream in r.streams for r in results):
+            yield rejected_lines_result(source, stream, results)
         loads = [r.load_id for r in results if stream in r.streams and r.streams[stream].typed_rows]
         if not loads:
             continue
@@ -90,7 +118,7 @@ def check_results(spark: SparkSession, config: LakenormConfig, source: SourceCon
         if mode in ("append", "overwrite"):
             raw = read_table(spark, path(raw_table_name(source, stream)))
             outcome = K.rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads)
-            yield _result(source, root["name"], ROWS_TYPED, outcome, "load IDs whose counts differ")
+            yield _result(source, root["name"], ROWS_TYPED, outcome, "load IDs whose counts differ", loads)
         keys = primary_key_columns(plan, root)
         if mode == "append_dedup" and keys:
             outcome = K.unique_primary_key(read_table(spark, path(root["name"])), keys)
@@ -106,7 +134,8 @@ def check_results(spark: SparkSession, config: LakenormConfig, source: SourceCon
             outcome = K.orphan_child_rows(read_table(spark, path(child["name"])), parent, names,
                                           find_table(plan.schema, child["parent"]), child,
                                           None if from_history else loads)
-            yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys")
+            yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys",
+                          None if from_history else loads)
 
 
 def history_check_results(spark: SparkSession, history_path: str, current_path: str, names: SystemNames,
@@ -119,15 +148,31 @@ def history_check_results(spark: SparkSession, history_path: str, current_path: 
             _check_result(history_key, NO_OVERLAP, overlap, "keys with overlapping versions")]
 
 
-def _result(source: SourceConfig, table: str, name: str, outcome: K.CheckOutcome, what: str) -> dg.AssetCheckResult:
-    return _check_result(dg.AssetKey([source.name, table]), name, outcome, what)
+def rejected_lines_result(source: SourceConfig, stream: str, results: list[LoadResult]) -> dg.AssetCheckResult:
+    """WARN when a load of the run rejected or quarantined lines; names those loads and their counts."""
+    rejected = {r.load_id: r.streams[stream].rejected_lines if stream in r.streams else 0 for r in results}
+    quarantined = {r.load_id: r.quarantined_lines for r in results}
+    failing = [load_id for load_id in rejected if rejected[load_id] or quarantined[load_id]]
+    outcome = K.CheckOutcome(not failing, len(failing), tuple(failing), {
+        "rejected_lines": sum(rejected.values()), "quarantined_lines": sum(quarantined.values())})
+    return _result(source, raw_table_name(source, stream), NO_REJECTED, outcome,
+                   "loads with rejected or quarantined lines", [r.load_id for r in results],
+                   {"rejected_lines_by_load": rejected, "quarantined_lines_by_load": quarantined})
 
 
-def _check_result(key: dg.AssetKey, name: str, outcome: K.CheckOutcome, what: str) -> dg.AssetCheckResult:
-    metadata: dict = {"failures": outcome.failures, **outcome.counts}
+def _result(source: SourceConfig, table: str, name: str, outcome: K.CheckOutcome, what: str,
+            load_ids: list[str] | None = None, extra: dict | None = None) -> dg.AssetCheckResult:
+    """`load_ids`: the loads a per-load check looked at (named, as a run of several loads has one result)."""
+    loads = {"load_ids": load_ids} if load_ids is not None else {}
+    return _check_result(dg.AssetKey([source.name, table]), name, outcome, what, {**loads, **(extra or {})})
+
+
+def _check_result(key: dg.AssetKey, name: str, outcome: K.CheckOutcome, what: str,
+                  extra: dict | None = None) -> dg.AssetCheckResult:
+    metadata: dict = {"failures": outcome.failures, **outcome.counts, **(extra or {})}
     if outcome.offending:
         metadata["offending_keys"] = list(outcome.offending)
     description = None if outcome.passed else (
         f"{outcome.failures} {what}, e.g. {', '.join(outcome.offending[:5])}")
     return dg.AssetCheckResult(asset_key=key, check_name=name, passed=outcome.passed, metadata=metadata,
-                               description=description)
+                               description=description, severity=SEVERITY[name])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -29,9 +30,7 @@ class DemoRun:
 
 def write_demo_files(root: Path, spec: SampleSpec) -> Path:
     """Sample packages, catalog, configuration and Dagster home under `root`; returns the config file."""
-    landing = root / "landing" / SOURCE
-    landing.mkdir(parents=True, exist_ok=True)
-    write_sample_packages(landing, spec)
+    land_missing_packages(root / "landing" / SOURCE, spec)
     write_catalog(root / "catalog.json")
     config = {"warehouse": "warehouse",
               "sources": [{"name": SOURCE, "landing": f"landing/{SOURCE}", "catalog": "catalog.json"}],
@@ -41,6 +40,17 @@ def write_demo_files(root: Path, spec: SampleSpec) -> Path:
     home.mkdir(exist_ok=True)
     (home / "dagster.yaml").write_text(dagster_yaml())
     return root / "lakenorm.yaml"
+
+
+def land_missing_packages(landing: Path, spec: SampleSpec) -> list[str]:
+    """Land the spec's packages not landed yet, each moved in complete (a running sensor never sees half
+    a package); landed ones stay untouched. Returns the new load IDs."""
+    landing.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=landing.parent, prefix=".staging-") as staging:
+        new = [i for i in write_sample_packages(staging, spec) if not (landing / i).exists()]
+        for load_id in new:
+            os.replace(Path(staging) / load_id, landing / load_id)
+    return new
 
 
 def dagster_yaml() -> str:
@@ -66,9 +76,14 @@ def run_sensor_and_runs(config: LakenormConfig, instance: dg.DagsterInstance) ->
     return runs
 
 
-def run_demo(root: Path, spec: SampleSpec) -> int:
+def run_demo(root: Path, spec: SampleSpec, land_only: bool = False) -> int:
+    """`land_only`: only land the missing packages, for the landing sensor of a running `make ui`."""
     started = time.monotonic()
     root = root.resolve()
+    if land_only:
+        landed = land_missing_packages(root / "landing" / SOURCE, spec)
+        print(f"landed {len(landed)} new package(s) {', '.join(landed)}: the running landing sensor picks them up")
+        return 0
     config = load_config(write_demo_files(root, spec))
     os.environ["DAGSTER_HOME"] = str(root / "dagster_home")
     with spark_session(config.spark) as spark, dg.DagsterInstance.get() as instance:  # shared by the runs
@@ -82,6 +97,6 @@ def run_demo(root: Path, spec: SampleSpec) -> int:
                 rows = read_table(spark, config.table_path(source.name, table)).count()
                 print(f"{source.name}.{table:<40} {rows:>8} rows")
     print(f"demo finished in {time.monotonic() - started:.0f} s; tables under {config.warehouse}")
-    print(f"open the UI: make ui  (or DAGSTER_HOME={root / 'dagster_home'} "
-          f"LAKENORM_CONFIG={root / 'lakenorm.yaml'} dagster dev -w workspace.yaml)")
+    print(f"open the UI: make ui  (or cd {root / 'dagster_home'} && DAGSTER_HOME=$PWD "
+          f"LAKENORM_CONFIG={root / 'lakenorm.yaml'} dagster dev -w <repo>/workspace.yaml)")
     return 0 if all(r.success for r in runs) else 1

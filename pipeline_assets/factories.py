@@ -8,12 +8,13 @@ from pyspark.sql import types as T
 from normalization_core.catalog import source_catalog
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name
+from normalization_core.pipeline import known_streams, normalize_loads, raw_table_name
 from normalization_core.schema.model import find_table
 from normalization_core.transform.raw import raw_schema
 from normalization_core.typed_load import StreamPlan, asset_stream_plans
 from pipeline_assets.checks import check_results, check_specs
-from pipeline_assets.metadata import column_json_paths, column_lineage, table_state, typed_run_counts
+from pipeline_assets.descriptions import history_description, raw_description, stream_tags, typed_description
+from pipeline_assets.metadata import column_json_paths, column_lineage, raw_load_counts, table_state, typed_load_counts
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.schedules import build_schedules, source_tables
@@ -24,14 +25,16 @@ def table_schema(schema: T.StructType) -> dg.TableSchema:
     return dg.TableSchema(columns=[dg.TableColumn(f.name, f.dataType.simpleString()) for f in schema.fields])
 
 
-def raw_asset_specs(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dict[str, dg.AssetSpec]:
+def raw_asset_specs(config: LakenormConfig, source: SourceConfig, streams: list[str],
+                    plans: dict[str, StreamPlan] | None = None) -> dict[str, dg.AssetSpec]:
     names = system_names(source.convention)
     specs = {}
     for stream in streams:
         table = raw_table_name(source, stream)
         specs[stream] = dg.AssetSpec(
             [source.name, table], skippable=True, group_name=source.name, kinds={"spark", "delta"},
-            description=f"Every line of stream {stream!r} as landed, untouched (rebuild source of all its tables).",
+            description=raw_description(source, stream, (plans or {}).get(stream)),
+            tags=stream_tags(source, (plans or {}).get(stream), "raw"),
             metadata={"dagster/table_name": f"{source.name}.{table}",
                       "dagster/uri": config.table_path(source.name, table),
                       "dagster/column_schema": table_schema(raw_schema(names)), "stream": stream},
@@ -58,7 +61,9 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
             columns = dg.TableSchema(columns=[dg.TableColumn(c["name"], c["data_type"]) for c in table["columns"]])
             specs[(stream, table["name"])] = dg.AssetSpec(
                 [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
-                kinds={"spark", "delta"}, description=f"Typed table {table['name']!r} of stream {stream!r}.",
+                kinds={"spark", "delta"},
+                description=typed_description(source, plan, table["name"], upstream.path[-1]),
+                tags=stream_tags(source, plan, "child" if parent else "root"),
                 metadata={"dagster/table_name": f"{source.name}.{table['name']}", "dagster/column_schema": columns,
                           "stream": stream, "write_disposition": plan.settings.destination_sync_mode,
                           **name_collisions(plan, table["name"])},
@@ -79,7 +84,7 @@ def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> 
     columns = dg.TableSchema(columns=[dg.TableColumn(c["name"], c["data_type"]) for c in root["columns"]])
     return dg.AssetSpec(
         [source.name, table], deps=[raw.key], skippable=True, group_name=source.name, kinds={"spark", "delta"},
-        description=f"SCD type 2 history of stream {plan.settings.name!r}: every distinct version of each key.",
+        description=history_description(source, plan), tags=stream_tags(source, plan, "history"),
         metadata={"dagster/table_name": f"{source.name}.{table}", "dagster/column_schema": columns,
                   "stream": plan.settings.name, "write_disposition": "append_dedup"},
     )
@@ -87,8 +92,8 @@ def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> 
 
 def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
     """One op reads a package once and writes every table of its streams: raw, typed root, children."""
-    raw = raw_asset_specs(config, source, streams)
-    plans = {s: p for s, p in asset_stream_plans(config, source).items() if s in raw}
+    plans = {s: p for s, p in asset_stream_plans(config, source).items() if s in streams}
+    raw = raw_asset_specs(config, source, streams, plans)
     typed = typed_asset_specs(source, plans, raw)
     names = system_names(source.convention)
 
@@ -103,15 +108,15 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         context.log.info(f"normalizing loads {', '.join(context.partition_keys)} of source {source.name}")
         results = normalize_loads(spark.spark, config, source.name, context.partition_keys)
         for stream, spec in raw.items():
-            metadata = raw_metadata(results, stream)
-            if metadata is not None:
+            per_load = raw_load_counts(results, stream)
+            if per_load is not None:
                 state = table_state(spark.spark, config.table_path(source.name, raw_table_name(source, stream)))
-                yield dg.MaterializeResult(asset_key=spec.key, metadata={**metadata, **state})
+                yield materialize_per_load(context, spec.key, per_load, state)
         for (stream, table), spec in typed.items():
-            counts = typed_run_counts(results, stream, table)
-            if counts is not None:
-                yield dg.MaterializeResult(asset_key=spec.key, metadata={
-                    **counts, **typed_table_metadata(spark.spark, config, source, names, plans[stream], table)})
+            per_load = typed_load_counts(results, stream, table)
+            if per_load is not None:
+                state = typed_table_metadata(spark.spark, config, source, names, plans[stream], table)
+                yield materialize_per_load(context, spec.key, per_load, state)
         yield from check_results(spark.spark, config, source, names, plans, results)
 
     return normalize
@@ -119,28 +124,23 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
 
 def typed_table_metadata(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
                          plan: StreamPlan, table: str) -> dict:
-    root = plan.tables[0]
+    root, history = plan.tables[0], None
     doc = find_table(plan.schema, root if table == names.history_table(root) else table)  # history: root's columns
+    if plan.settings.destination_sync_mode == "append_dedup" and table != names.history_table(root):
+        history = names.history_table(root)  # the graph's parent of the current table and the root's children
     raw_key = dg.AssetKey([source.name, raw_table_name(source, plan.settings.name)])
     return {**table_state(spark, config.table_path(source.name, table), column_json_paths(plan.schema, doc)),
-            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name),
+            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name, history),
             **name_collisions(plan, doc["name"])}
 
 
-def raw_metadata(results: list[LoadResult], stream: str) -> dict | None:
-    """What a user checks after a run: rows written, lines rejected, per load."""
-    per_load = {r.load_id: r.streams[stream] for r in results if stream in r.streams}
-    if not per_load:
-        return None
-    rows = sum(s.raw_lines for s in per_load.values())
-    return {
-        "dagster/partition_row_count": rows,
-        "rows_written": rows,
-        "rejected_lines": sum(s.rejected_lines for s in per_load.values()),
-        "load_ids": list(per_load),
-        "expected_records": sum(s.expected_records or 0 for s in per_load.values()),
-        "quarantined_lines": sum(r.quarantined_lines for r in results),
-    }
+def materialize_per_load(context: dg.AssetExecutionContext, key: dg.AssetKey, per_load: dict[str, dict],
+                         table_wide: dict) -> dg.MaterializeResult:
+    """One materialization per partition of the run: each load's own counts (partition-scoped
+    metadata), plus what describes the whole table after the run (row count, schema, lineage)."""
+    for load_id, counts in per_load.items():
+        context.add_asset_metadata(counts, asset_key=key, partition_key=load_id)
+    return dg.MaterializeResult(asset_key=key, metadata=table_wide)
 
 
 def source_job_name(source: SourceConfig) -> str:

@@ -45,11 +45,16 @@ def column_schema(spark_schema: T.StructType, json_paths: dict[str, str] | None 
 
 
 def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames, raw_key: dg.AssetKey,
-                   source: str) -> dg.TableColumnLineage:
-    """Data columns come from the raw `_norm_data` JSON; a child's keys from its parent's and root's keys."""
+                   source: str, history: str | None = None) -> dg.TableColumnLineage:
+    """Data columns come from the raw `_norm_data` JSON; a child's keys from its parent's keys, so every
+    column's lineage names the asset's parent in the graph (raw, history or parent table).
+
+    `history`: an `append_dedup` stream's history table, the graph's parent of the current table and of
+    the root's children (whose parent and root keys are history rows, of every version)."""
     data = [dg.TableColumnDep(raw_key, names.data)]
     deps = {c["name"]: data for c in table["columns"]}
     deps[names.meta] = data
+    root = root_table(schema)["name"]
     if table["parent"] is None:
         deps.update({
             names.raw_id: [dg.TableColumnDep(raw_key, names.raw_id)],
@@ -57,14 +62,18 @@ def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames,
             names.extracted_at: [dg.TableColumnDep(raw_key, names.extracted_at)],
             names.load_id: [dg.TableColumnDep(raw_key, names.load_id)],
         })
+        if history is not None:  # the current table: each column is its history's newest version
+            deps = {column: [dg.TableColumnDep(dg.AssetKey([source, history]), column)] for column in deps}
         return dg.TableColumnLineage(deps_by_column=deps)
-    parent, root = table["parent"], root_table(schema)
-    parent_key = dg.TableColumnDep(dg.AssetKey([source, parent]), names.row_id(find_table(schema, parent)))
+    parent = table["parent"]
+    parent_asset = dg.AssetKey([source, history if history is not None and parent == root else parent])
+    parent_key = dg.TableColumnDep(parent_asset, names.row_id(find_table(schema, parent)))
+    root_key = parent_key if parent == root else dg.TableColumnDep(parent_asset, names.root_id)  # via the parent
     deps.update({
         names.parent_key(table): [parent_key],
         names.row_id(table): [parent_key],
-        names.root_id: [dg.TableColumnDep(dg.AssetKey([source, root["name"]]), names.row_id(root))],
-        names.load_id: [dg.TableColumnDep(dg.AssetKey([source, parent]), names.load_id)],
+        names.root_id: [root_key],
+        names.load_id: [dg.TableColumnDep(parent_asset, names.load_id)],
         names.list_idx: data,
     })
     return dg.TableColumnLineage(deps_by_column=deps)
@@ -76,22 +85,35 @@ def table_state(spark: SparkSession, path: str, json_paths: dict[str, str] | Non
             "dagster/column_schema": column_schema(table_schema(spark, path), json_paths)}
 
 
-def typed_run_counts(results: list[LoadResult], stream: str, table: str) -> dict | None:
-    """Rows written and NULLED counts of one typed table over the run's loads; None if none wrote it."""
-    written = {r.load_id: r.streams[stream] for r in results
-               if stream in r.streams and table in r.streams[stream].typed_rows}
-    if not written:
+def typed_load_counts(results: list[LoadResult], stream: str, table: str) -> dict[str, dict] | None:
+    """Per load of the run: rows written and NULLED counts of one typed table (each partition's own
+    figures, SPEC §8); None if no load of the run wrote the table."""
+    if not any(stream in r.streams and table in r.streams[stream].typed_rows for r in results):
         return None
-    rows = sum(s.typed_rows[table] for s in written.values())
-    nulled = {load_id: _nulled(s, table) for load_id, s in written.items()}
-    return {
-        "dagster/partition_row_count": rows,
-        "rows_written": rows,
-        "nulled_values": sum(values for values, _ in nulled.values()),
-        "nulled_rows": sum(rows for _, rows in nulled.values()),
-        "nulled_values_by_load": {load_id: values for load_id, (values, _) in nulled.items()},
-        "load_ids": list(written),
-    }
+    counts = {}
+    for r in results:
+        result = r.streams.get(stream)
+        rows = result.typed_rows.get(table, 0) if result is not None else 0
+        values, nulled_rows = _nulled(result, table) if result is not None else (0, 0)
+        counts[r.load_id] = {"dagster/partition_row_count": rows, "rows_written": rows, "load_id": r.load_id,
+                             "nulled_values": values, "nulled_rows": nulled_rows}
+    return counts
+
+
+def raw_load_counts(results: list[LoadResult], stream: str) -> dict[str, dict] | None:
+    """Per load of the run: lines written, rejected and quarantined; None if no load held the stream."""
+    if not any(stream in r.streams for r in results):
+        return None
+    counts = {}
+    for r in results:
+        result = r.streams.get(stream)
+        lines = result.raw_lines if result is not None else 0
+        counts[r.load_id] = {
+            "dagster/partition_row_count": lines, "rows_written": lines, "load_id": r.load_id,
+            "rejected_lines": result.rejected_lines if result is not None else 0,
+            "expected_records": (result.expected_records or 0) if result is not None else 0,
+            "quarantined_lines": r.quarantined_lines}
+    return counts
 
 
 def _nulled(result: StreamResult, table: str) -> tuple[int, int]:

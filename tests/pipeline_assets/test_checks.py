@@ -1,6 +1,7 @@
 """Asset check results for the loads of a run: passing on a clean load, naming keys when broken."""
 from __future__ import annotations
 
+import dagster as dg
 from delta.tables import DeltaTable
 
 from normalization_core.columns import NATIVE
@@ -9,7 +10,8 @@ from normalization_core.io.delta import read_table
 from normalization_core.pipeline import LoadResult, StreamResult, normalize_load
 from normalization_core.samples import write_catalog
 from normalization_core.typed_load import stream_plans
-from pipeline_assets.checks import NO_ORPHANS, ONE_CURRENT, NO_OVERLAP, ROWS_TYPED, UNIQUE_KEY, check_results, history_check_results
+from pipeline_assets.checks import (NO_ORPHANS, NO_OVERLAP, NO_REJECTED, ONE_CURRENT, ROWS_TYPED, UNIQUE_KEY,
+                                  check_results, history_check_results)
 
 
 def evaluate(spark, config, results):
@@ -22,8 +24,12 @@ def test_checks_pass_on_a_load_then_name_the_load_and_the_orphans_once_parent_ro
     config, case = bad_values_shop
     result = normalize_load(spark, config, "shop", case["load_id"])
     clean = evaluate(spark, config, [result])
-    assert set(clean) == {("orders", ROWS_TYPED), ("orders__line_items", NO_ORPHANS),
+    assert set(clean) == {("_norm_raw_orders", NO_REJECTED), ("orders", ROWS_TYPED), ("orders__line_items", NO_ORPHANS),
                           ("orders__line_items__discounts", NO_ORPHANS), ("orders__tags", NO_ORPHANS)}
+    rejected = clean.pop(("_norm_raw_orders", NO_REJECTED))  # the case has 2 rejected lines: a warning
+    assert not rejected.passed and rejected.severity == dg.AssetCheckSeverity.WARN
+    assert rejected.metadata["rejected_lines_by_load"].value == {case["load_id"]: 2}
+    assert rejected.metadata["offending_keys"].value == [case["load_id"]]
     assert all(r.passed for r in clean.values())
 
     items_of_order_1 = sorted(r["_norm_id"] for r in read_table(spark, config.table_path("shop", "orders__line_items"))
@@ -50,8 +56,10 @@ def test_a_duplicated_primary_key_in_a_dedup_current_table_is_named(spark, tmp_p
         config.table_path("shop", "customers"))
     written = StreamResult("customers", "_norm_raw_customers", 3, 0, typed_rows={"customers": 3})
     checks = evaluate(spark, config, [LoadResult("shop", "L1", {"customers": written})])
-    assert set(checks) == {("customers", UNIQUE_KEY)}
+    assert set(checks) == {("_norm_raw_customers", NO_REJECTED), ("customers", UNIQUE_KEY)}
+    assert checks[("_norm_raw_customers", NO_REJECTED)].passed
     assert not checks[("customers", UNIQUE_KEY)].passed
+    assert checks[("customers", UNIQUE_KEY)].severity == dg.AssetCheckSeverity.ERROR
     assert checks[("customers", UNIQUE_KEY)].metadata["offending_keys"].value == ["id=1"]
 
 

@@ -50,6 +50,7 @@ def test_one_multi_partition_run_equals_one_run_per_partition(spark, tmp_path):
                     ("orders", "primary_key_unique"), ("orders__line_items", "no_orphan_child_rows"),
                     ("orders__line_items__discounts", "no_orphan_child_rows")} <= set(checks)
             assert all(checks.values()), [k for k, passed in checks.items() if not passed]
+            assert_lineage_follows_the_graph(assets, results)
         tables[mode] = {t: table_rows(read_table(spark, config.table_path("shop", t)),
                                       drop=("_norm_normalized_at",)) for t in DEDUP_TABLES}
     assert tables["single_run"] == tables["per_partition"]
@@ -57,3 +58,18 @@ def test_one_multi_partition_run_equals_one_run_per_partition(spark, tmp_path):
     assert current.count() == current.select("id").distinct().count() > 0
     history = read_table(spark, config.table_path("shop", "customers_scd"))
     assert history.count() > current.count()  # update_ratio 0.6: some customers have two versions
+
+
+def assert_lineage_follows_the_graph(assets, results):
+    """Every key column's lineage names the asset's own parent in the graph (history, for dedup children);
+    only data columns point further up, at the raw JSON (`_norm_data`) they are extracted from."""
+    lineage = {m.asset_key: m.metadata["dagster/column_lineage"].lineage.deps_by_column for r in results
+               for m in r.asset_materializations_for_node("shop_normalize_loads")
+               if "dagster/column_lineage" in m.metadata}
+    assert dg.AssetKey(["shop", "orders__line_items"]) in lineage
+    for key, deps in lineage.items():
+        named = {dep.asset_key for column_deps in deps.values() for dep in column_deps
+                 if dep.column_name != "_norm_data"}
+        assert named <= set(assets.asset_deps[key]), (key, named)
+    items = lineage[dg.AssetKey(["shop", "orders__line_items"])]
+    assert items["_norm_parent_id"] == [dg.TableColumnDep(dg.AssetKey(["shop", "orders_scd"]), "_norm_id")]

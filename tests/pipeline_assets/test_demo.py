@@ -32,3 +32,19 @@ def test_demo_leaves_tables_and_an_instance_showing_the_materialized_partitions(
 
     assert main(["demo", "--root", str(tmp_path / "demo"), "--packages", "2"]) == 0  # again: nothing new
     assert "no new load packages" in capsys.readouterr().out
+
+
+def test_land_only_adds_just_the_missing_packages_and_runs_nothing(tmp_path, capsys):
+    root = tmp_path / "demo"
+    assert main(["demo", "--root", str(root), "--packages", "2", "--land-only"]) == 0
+    landing = root / "landing/shop"
+    first = files(landing)
+    assert main(["demo", "--root", str(root), "--packages", "3", "--land-only"]) == 0
+    assert "landed 1 new package(s)" in capsys.readouterr().out
+    assert len([p for p in landing.iterdir()]) == 3 and not list(landing.parent.glob(".staging-*"))
+    assert {path: mtime for path, mtime in files(landing).items() if path in first} == first  # untouched
+    assert not (root / "dagster_home").exists() and not (root / "warehouse").exists()
+
+
+def files(folder) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}

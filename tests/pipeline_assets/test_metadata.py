@@ -35,7 +35,7 @@ def test_every_table_reports_counts_schema_lineage_and_nulled_values(spark, bad_
     for table, values in expected["nulled_values"].items():
         assert mats[table]["nulled_values"].value == values, table
         assert mats[table]["nulled_rows"].value == expected["nulled_rows"][table], table
-        assert mats[table]["nulled_values_by_load"].value == {case["load_id"]: values}
+        assert mats[table]["load_id"].value == case["load_id"]
 
     orders = {c.name: c for c in mats["orders"]["dagster/column_schema"].schema.columns}
     assert orders["total"].type == "double" and orders["_norm_id"].type == "string"
@@ -53,12 +53,19 @@ def test_every_table_reports_counts_schema_lineage_and_nulled_values(spark, bad_
     assert items["qty"] == [dg.TableColumnDep(raw_key, "_norm_data")]
     assert items["_norm_parent_id"] == [dg.TableColumnDep(dg.AssetKey(["shop", "orders"]), "_norm_id")]
     discounts = mats["orders__line_items__discounts"]["dagster/column_lineage"].lineage.deps_by_column
-    assert discounts["_norm_root_id"] == [dg.TableColumnDep(dg.AssetKey(["shop", "orders"]), "_norm_id")]
+    assert discounts["_norm_root_id"] == [dg.TableColumnDep(dg.AssetKey(["shop", "orders__line_items"]),
+                                                            "_norm_root_id")]  # through its parent in the graph
 
     evaluations = {(e.asset_key.path[-1], e.check_name): e for e in checks}
-    assert set(evaluations) == {("orders", "rows_typed_per_load"), ("orders__line_items", "no_orphan_child_rows"),
+    assert set(evaluations) == {("_norm_raw_orders", "no_rejected_lines"), ("orders", "rows_typed_per_load"),
+                                ("orders__line_items", "no_orphan_child_rows"),
                                 ("orders__line_items__discounts", "no_orphan_child_rows"),
                                 ("orders__tags", "no_orphan_child_rows")}
-    assert all(e.passed for e in evaluations.values())
+    rejected = evaluations.pop(("_norm_raw_orders", "no_rejected_lines"))
+    assert not rejected.passed and rejected.severity == dg.AssetCheckSeverity.WARN
+    assert all(e.passed and e.severity == dg.AssetCheckSeverity.ERROR for e in evaluations.values())
+    per_load = [evaluations[("orders", "rows_typed_per_load")], rejected,
+                evaluations[("orders__tags", "no_orphan_child_rows")]]
+    assert [e.partition for e in per_load] == [case["load_id"]] * 3  # a one-load run: tied to its partition
     rows_check = evaluations[("orders", "rows_typed_per_load")].metadata
     assert rows_check["valid_raw_lines"].value == rows_check["typed_rows"].value == expected["rows"]["orders"]
