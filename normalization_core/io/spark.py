@@ -33,7 +33,14 @@ LOCAL_CONF = {
 
 SMALL_INPUT_BYTES = 16 * 1024 * 1024
 """Below this much input a pass runs without adaptive query execution (see `small_input_conf`)."""
-SMALL_INPUT_CONF = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2"}
+SMALL_INPUT_CONF = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "2",
+    # Expressions evaluated as they are instead of compiled to Java: compiling (Janino, then the JIT) the
+    # typed projections' large expression trees cost more CPU than evaluating them over a few thousand rows.
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
 
 
 def session_conf(spark_conf: Mapping[str, str]) -> dict[str, str]:
@@ -79,11 +86,14 @@ def spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm") -> 
 
 
 def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractContextManager[None]:
-    """For a pass over less than `SMALL_INPUT_BYTES` of files: no adaptive re-planning and 2 shuffle partitions.
+    """For a pass over less than `SMALL_INPUT_BYTES` of files: no adaptive re-planning, 2 shuffle partitions,
+    no code generation.
 
     Adaptive execution plans again after every stage and runs each stage as its own Spark job; for a few
     thousand records that fixed cost per job is most of a MERGE (a small load ran ~30% fewer jobs without it).
-    Results do not depend on these settings; `None` (size unknown) changes nothing.
+    Code generation compiles every projection before running it; a small load's JVM spent ~15% less CPU
+    without it (BENCHMARKS.md). Results do not depend on these settings (tested); `None` (size unknown)
+    changes nothing.
     """
     if input_bytes is None or input_bytes >= SMALL_INPUT_BYTES:
         return nullcontext()

@@ -24,13 +24,14 @@ def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
     assert "spark.driver.memory" not in cluster
 
 
-def test_a_small_input_runs_without_adaptive_execution_and_the_settings_come_back(spark):
+def test_a_small_input_runs_without_adaptive_execution_or_codegen_and_the_settings_come_back(spark):
     def settings():
-        return spark.conf.get("spark.sql.adaptive.enabled"), spark.conf.get("spark.sql.shuffle.partitions")
+        return tuple(spark.conf.get(key, None) for key in (
+            "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions", "spark.sql.codegen.factoryMode"))
 
     before = settings()
     with small_input_conf(spark, SMALL_INPUT_BYTES - 1):
-        assert settings() == ("false", "2")
+        assert settings() == ("false", "2", "NO_CODEGEN")
         numbers = spark.range(10)
         assert numbers.groupBy((numbers.id % 3).alias("k")).count().count() == 3
     assert settings() == before
