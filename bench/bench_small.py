@@ -58,16 +58,17 @@ def prepare(out: Path, records: int) -> tuple[Path, list[str]]:
     return landing, load_ids
 
 
-def config_file(out: Path, name: str) -> Path:
+def config_file(out: Path, name: str, java_options: str = "") -> Path:
     path = out / f"{name}.yaml"
     shutil.rmtree(out / name, ignore_errors=True)
+    spark = {"master": "local[2]", **({"spark.driver.extraJavaOptions": java_options} if java_options else {})}
     path.write_text(yaml.safe_dump({"warehouse": name, "sources": [
-        {"name": "shop", "landing": "landing", "catalog": "catalog.json"}], "spark": {"master": "local[2]"}}))
+        {"name": "shop", "landing": "landing", "catalog": "catalog.json"}], "spark": spark}))
     return path
 
 
-def lakenorm_cold(out: Path, load_ids: list[str]) -> list[Measure]:
-    config = config_file(out, "cold")
+def lakenorm_cold(out: Path, load_ids: list[str], java_options: str) -> list[Measure]:
+    config = config_file(out, "cold", java_options)
     lakenorm = str(Path(sys.executable).parent / "lakenorm")
     measures = []
     for n, load_id in enumerate(load_ids, 1):
@@ -80,8 +81,8 @@ def delta_commits(warehouse: Path) -> int:
     return sum(1 for _ in warehouse.glob("*/*/_delta_log/*.json"))
 
 
-def lakenorm_warm(out: Path, load_ids: list[str]) -> Measure:
-    config = load_config(config_file(out, "warm"))
+def lakenorm_warm(out: Path, load_ids: list[str], java_options: str) -> Measure:
+    config = load_config(config_file(out, "warm", java_options))
     spark = build_spark_session(config.spark, app_name="lakenorm-bench-small")
     try:
         normalize_load(spark, config, "shop", load_ids[0])
@@ -112,11 +113,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1000, help="records per stream and package")
     parser.add_argument("--out", type=Path, default=BENCH / "out_small")
+    parser.add_argument("--java-options", default="", help="lakenorm's driver JVM options, e.g. -XX:TieredStopAtLevel=1")
+    parser.add_argument("--no-peers", action="store_true", help="lakenorm only")
     args = parser.parse_args()
     out = args.out.resolve()
     landing, load_ids = prepare(out, args.records)
-    measures = [*lakenorm_cold(out, load_ids), lakenorm_warm(out, load_ids), *peers(out)]
-    print(f"| measure ({args.records:,} records per stream, {os.cpu_count()} cores) | s | detail |")
+    measures = [*lakenorm_cold(out, load_ids, args.java_options), lakenorm_warm(out, load_ids, args.java_options),
+                *([] if args.no_peers else peers(out))]
+    jvm = f", JVM options `{args.java_options}`" if args.java_options else ""
+    print(f"| measure ({args.records:,} records per stream, {os.cpu_count()} cores{jvm}) | s | detail |")
     print("|---|---|---|")
     for m in measures:
         print(f"| {m.what} | {m.seconds:.1f} | {m.detail} |")

@@ -21,6 +21,7 @@ BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
 }
+_JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 # A 2-core, 24 GiB machine: leave room for Dagster's processes beside the driver.
 LOCAL_CONF = {
     "spark.driver.memory": "8g",
@@ -49,7 +50,11 @@ def session_conf(spark_conf: Mapping[str, str]) -> dict[str, str]:
     master = spark_conf.get("master", "local[2]")
     if master.startswith("local"):
         conf.update(LOCAL_CONF)
-    conf.update({k: v for k, v in spark_conf.items() if k != "master"})
+    for key, value in spark_conf.items():
+        if key in _JAVA_OPTIONS:  # the user's JVM options come after lakenorm's (UTC), instead of dropping them
+            conf[key] = f"{conf[key]} {value}"
+        elif key != "master":
+            conf[key] = value
     conf.update(DELTA_CONF)
     if "spark.jars.packages" not in conf:
         jars = ensure_delta_jars()
