@@ -141,9 +141,11 @@ def main() -> None:
                         help="normalize_load per load ID instead of one normalize_loads pass (as a backfill runs)")
     parser.add_argument("--floor", action="store_true", help="also time the plain-Spark floor (spark_floor.py)")
     parser.add_argument("--peers", action="store_true", help="then run real dlt and DuckDB on the same files")
+    parser.add_argument("--java-options", default="", help="driver JVM options, e.g. -XX:TieredStopAtLevel=1")
     args = parser.parse_args()
     spec = SampleSpec(packages=args.packages, orders=args.orders, customers=0, events=0, files_per_stream=args.files)
-    spark = build_spark_session({"master": "local[2]"}, app_name="lakenorm-bench")
+    jvm = {"spark.driver.extraJavaOptions": args.java_options} if args.java_options else {}
+    spark = build_spark_session({"master": "local[2]", **jvm}, app_name="lakenorm-bench")
     t = run_benchmark(spark, spec, args.out.resolve(), floor=args.floor, one_pass=not args.load_by_load)
     spark.stop()
     records = spec.packages * spec.orders
