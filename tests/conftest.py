@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import uuid
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ def s3_endpoint():
     """moto's S3 server on loopback (a real HTTP server speaking S3), for the whole test run."""
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per S3 request otherwise
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
