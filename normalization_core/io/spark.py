@@ -69,11 +69,14 @@ def _add_s3a(conf: dict[str, str], master: str) -> None:
     """The S3A jars and the environment's AWS credentials (unless the settings name their own).
 
     In local mode the jars go on the driver's class path (the one JVM) instead of `spark.jars`,
-    which would copy the ~690 MB AWS SDK bundle into every session's work folder.
+    which would copy the ~690 MB AWS SDK bundle into every session's work folder. A configuration that
+    already puts hadoop-aws on a class path (e.g. workers that have the jars) is left as it is.
     """
-    jars = ensure_s3_jars()
-    key = "spark.driver.extraClassPath" if master.startswith("local") else "spark.jars"
-    conf[key] = (":" if key.endswith("ClassPath") else ",").join(filter(None, [conf.get(key), *jars]))
+    placed = ("spark.jars", "spark.driver.extraClassPath", "spark.executor.extraClassPath")
+    if not any("hadoop-aws" in conf.get(key, "") for key in placed):  # else the user placed them already
+        jars = ensure_s3_jars()
+        key = "spark.driver.extraClassPath" if master.startswith("local") else "spark.jars"
+        conf[key] = (":" if key.endswith("ClassPath") else ",").join(filter(None, [conf.get(key), *jars]))
     if not any(k.startswith(S3A_PREFIX) and k.endswith((".access.key", ".secret.key")) for k in conf):
         conf.update({_HADOOP_PREFIX + k: v for k, v in hadoop_credentials().items()})
 
