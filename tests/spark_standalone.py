@@ -43,6 +43,7 @@ def standalone_cluster(folder: Path, workers: int = 2, cores: int = 1, memory: s
     port = free_port()
     master_url = f"spark://127.0.0.1:{port}"
     processes = []
+    folder.mkdir(parents=True, exist_ok=True)
     try:
         master_log = folder / "master.log"
         processes.append(_start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port",
