@@ -7,6 +7,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 JARS := .lakenorm/jars/jars.txt
+# hadoop-aws + the AWS SDK bundle (~690 MB) for s3a:// locations: the tests need them, the demo does not.
+S3_JARS := .lakenorm/jars/s3/jars.txt
 export LAKENORM_JARS_DIR := $(CURDIR)/.lakenorm/jars
 export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 
@@ -18,10 +20,10 @@ demo: $(STAMP) $(JARS)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
 
 # Two worker processes, each with its own SparkSession; a test module stays on one worker.
-test: $(STAMP) $(JARS)
+test: $(STAMP) $(JARS) $(S3_JARS)
 	$(PY) -m pytest -n 2 --dist loadscope
 
-test-fast: $(STAMP) $(JARS)
+test-fast: $(STAMP) $(JARS) $(S3_JARS)
 	$(PY) -m pytest -m "not slow"
 
 # 1M nested orders (generated once under bench/out): bare copy, plain-Spark floor, lakenorm, then real dlt
@@ -51,6 +53,9 @@ $(BENCH_STAMP): $(STAMP)
 
 $(JARS): $(STAMP)
 	$(PY) -m normalization_core.io.jars
+
+$(S3_JARS): $(STAMP)
+	$(PY) -m normalization_core.io.jars --s3
 
 clean:
 	rm -rf $(VENV) .lakenorm .pytest_cache

@@ -14,6 +14,7 @@ from normalization_core.config import LakenormConfig, SourceConfig, load_config
 from normalization_core.errors import LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.spark import build_spark_session
+from normalization_core.io.storage import StorePath, is_s3
 from normalization_core.io.versions import latest_versions
 from normalization_core.pipeline import LoadResult, normalize_loads, pending_packages
 from normalization_core.schema import schema_document
@@ -157,9 +158,15 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 
 def list_tables(config: LakenormConfig, source: SourceConfig) -> list[str]:
-    """Table folders of a local warehouse (object stores: use your catalog or `DESCRIBE`)."""
-    root = Path(config.table_path(source.name, ""))
-    if "://" in config.warehouse or not root.is_dir():
+    """Table folders of a local or `s3a://` warehouse (other object stores: use your catalog or `DESCRIBE`)."""
+    location = config.table_path(source.name, "").rstrip("/")
+    if config.object_store is not None and is_s3(location):
+        root: Path | StorePath = StorePath(location, config.object_store)
+    elif "://" in location:
+        return []
+    else:
+        root = Path(location)
+    if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if (p / "_delta_log").is_dir())
 

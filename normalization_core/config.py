@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 import yaml
 
 from normalization_core.errors import ConfigError
+from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
 
 Convention = Literal["native", "dlt", "airbyte"]
 SyncMode = Literal["append", "overwrite", "append_dedup"]
@@ -22,7 +23,8 @@ DEFAULT_CONFIG_FILE = "lakenorm.yaml"
 CONFIG_ENV = "LAKENORM_CONFIG"
 DEFAULT_SPARK = {"master": "local[2]"}
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-_TOP_KEYS = {"warehouse", "sources", "spark"}
+_TOP_KEYS = {"warehouse", "sources", "spark", "object_store"}
+_OBJECT_STORE_KEYS = {"endpoint", "region", "path_style_access"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
                 "max_table_nesting", "streams", "input", "settle_seconds"}
 _STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field"}
@@ -40,7 +42,8 @@ class StreamOverride:
 @dataclass(frozen=True)
 class SourceConfig:
     name: str
-    landing: Path
+    landing: Path | StorePath
+    """A local folder, or an `s3a://` URI (`io.storage.StorePath`)."""
     convention: Convention = "native"
     catalog: Path | None = None
     max_identifier_length: int = 255
@@ -60,6 +63,8 @@ class LakenormConfig:
     spark: dict[str, str]
     path: Path | None = None
     """The file this configuration was read from, if any."""
+    object_store: ObjectStore | None = None
+    """Where `s3a://` locations are served; None when no location is one."""
 
     def source(self, name: str) -> SourceConfig:
         for src in self.sources:
@@ -71,6 +76,12 @@ class LakenormConfig:
     def table_path(self, source: str, table: str) -> str:
         """Where a table lives: `<warehouse>/<source>/<table>`; both names are identifiers."""
         return f"{self.warehouse.rstrip('/')}/{source}/{table}"
+
+    def storage_options(self, location: str) -> dict[str, str] | None:
+        """delta-rs options to read `location` (None for a local path)."""
+        if self.object_store is None or not is_s3(location):
+            return None
+        return self.object_store.storage_options()
 
 
 def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -101,19 +112,39 @@ def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> Lake
     sources = doc.get("sources") or []
     if not isinstance(sources, list) or not sources:
         raise ConfigError(where, "'sources' must be a non-empty list")
-    parsed = tuple(_parse_source(s, base_dir, f"{where}: sources[{i}]") for i, s in enumerate(sources))
+    warehouse = _resolve_location(str(doc["warehouse"]), base_dir, where)
+    landings = [str(s.get("landing", "")) for s in sources if isinstance(s, dict)]
+    store = _parse_object_store(doc.get("object_store"), [warehouse, *landings], where)
+    parsed = tuple(_parse_source(s, base_dir, f"{where}: sources[{i}]", store) for i, s in enumerate(sources))
     names = [s.name for s in parsed]
     if len(set(names)) != len(names):
         raise ConfigError(where, f"source names must be unique, got {names}")
-    return LakenormConfig(
-        warehouse=_resolve_location(str(doc["warehouse"]), base_dir),
-        sources=parsed,
-        spark=_parse_spark(doc.get("spark"), where),
-        path=Path(where) if where != "configuration" else None,
-    )
+    spark = _parse_spark(doc.get("spark"), where)
+    if store is not None:  # the user's own `spark.hadoop.fs.s3a.*` settings win
+        spark = {**{f"spark.hadoop.{k}": v for k, v in store.hadoop_conf().items()}, **spark}
+    return LakenormConfig(warehouse=warehouse, sources=parsed, spark=spark,
+                          path=Path(where) if where != "configuration" else None, object_store=store)
 
 
-def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
+def _parse_object_store(doc: Any, locations: list[str], where: str) -> ObjectStore | None:
+    """The `object_store` section; implied (AWS defaults) when a location is `s3a://` and it is absent."""
+    if doc is None:
+        return ObjectStore() if any(is_s3(loc) for loc in locations) else None
+    at = f"{where}: object_store"
+    doc = _mapping(doc, at, "'object_store'")
+    _no_unknown_keys(doc, _OBJECT_STORE_KEYS, at, "'object_store'")
+    endpoint = doc.get("endpoint")
+    if endpoint is not None and not re.match(r"^https?://[^/\s]+/?$", str(endpoint)):
+        raise ConfigError(at, f"endpoint {endpoint!r} must be http(s)://host[:port]")
+    path_style = doc.get("path_style_access")
+    if path_style is not None and not isinstance(path_style, bool):
+        raise ConfigError(at, f"'path_style_access' must be true or false, got {path_style!r}")
+    region = doc.get("region")
+    return ObjectStore(endpoint=None if endpoint is None else str(endpoint).rstrip("/"),
+                       region=None if region is None else str(region), path_style_access=path_style)
+
+
+def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | None) -> SourceConfig:
     doc = _mapping(doc, where, "a source")
     _no_unknown_keys(doc, _SOURCE_KEYS, where, "a source")
     for key in ("name", "landing"):
@@ -127,9 +158,7 @@ def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
     convention = doc.get("convention", "native")
     if convention not in CONVENTIONS:
         raise ConfigError(where, f"unknown convention {convention!r} (choose one of {', '.join(CONVENTIONS)})")
-    landing = (base_dir / str(doc["landing"])).resolve()
-    if not landing.is_dir():
-        raise ConfigError(where, f"landing folder {landing} does not exist (create it or fix 'landing')")
+    landing = _landing(str(doc["landing"]), base_dir, where, store)
     catalog = None
     if doc.get("catalog") is not None:
         catalog = (base_dir / str(doc["catalog"])).resolve()
@@ -181,8 +210,23 @@ def _parse_spark(doc: Any, where: str) -> dict[str, str]:
     return conf
 
 
-def _resolve_location(location: str, base_dir: Path) -> str:
-    if "://" in location:
+def _landing(location: str, base_dir: Path, where: str, store: ObjectStore | None) -> Path | StorePath:
+    """A local folder that exists, or an `s3a://` URI (checked when it is listed, not here: no network)."""
+    if is_uri(location):
+        if not is_s3(location) or not location.split("://", 1)[1].strip("/"):
+            raise ConfigError(where, f"landing {location!r}: a local folder or an s3a://bucket[/prefix] URI")
+        assert store is not None  # implied by any s3a:// location
+        return StorePath(location.rstrip("/"), store)
+    landing = (base_dir / location).resolve()
+    if not landing.is_dir():
+        raise ConfigError(where, f"landing folder {landing} does not exist (create it or fix 'landing')")
+    return landing
+
+
+def _resolve_location(location: str, base_dir: Path, where: str) -> str:
+    if is_uri(location):
+        if is_s3(location) and not location.split("://", 1)[1].strip("/"):
+            raise ConfigError(where, f"warehouse {location!r} names no bucket (s3a://bucket[/prefix])")
         return location.rstrip("/")
     return str((base_dir / location).resolve())
 

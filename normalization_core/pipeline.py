@@ -27,6 +27,7 @@ from normalization_core.io.registry import (
     record_loads,
 )
 from normalization_core.io.spark import small_input_conf
+from normalization_core.io.storage import Landing, StorePath
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.ledger import record_files
@@ -141,9 +142,13 @@ def _input_bytes(packages: list[LoadPackage]) -> int | None:
     """Bytes of the packages' files (listed sizes: metadata), None when a file cannot be looked at."""
     try:
         return sum(sum(e.size for e in p.entries) if p.entries else
-                   sum(os.path.getsize(p.path_of(f)) for f in p.all_files()) for p in packages)
+                   sum(_size(p.path_of(f)) for f in p.all_files()) for p in packages)
     except OSError:
         return None
+
+
+def _size(path: Landing) -> int:
+    return path.size() if isinstance(path, StorePath) else os.path.getsize(path)
 
 
 def _load_by_load(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],

@@ -120,10 +120,10 @@ def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str
     if source.convention not in TYPED_CONVENTIONS:
         return plans
     path = versions_path(config, source)
-    if "://" in path:  # an object store: read through Spark's file systems
+    if "://" in path and config.storage_options(path) is None:  # not s3a: read through Spark's file systems
         stored = latest_versions(SparkSession.getActiveSession() or build_spark_session(config.spark), path)
     else:
-        stored = latest_versions_without_spark(path)
+        stored = latest_versions_without_spark(path, config.storage_options(path))
     if not stored:
         return plans
     catalog = source_catalog(source)

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import json
+import logging
+import socket
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,8 @@ TEST_SPARK_CONF = {
     "spark.driver.memory": "4g",
     "spark.ui.enabled": "false",
     "spark.sql.session.timeZone": "UTC",
+    # An S3A setting puts hadoop-aws on the class path: the object-store tests share this session.
+    "spark.hadoop.fs.s3a.path.style.access": "true",
 }
 
 
@@ -29,3 +35,53 @@ def spark():
 def load_case():
     """Reads a JSON case file under tests/cases/."""
     return lambda relative: json.loads((CASES / relative).read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """A bucket of the loopback S3 server, its endpoint and a boto3 client on it."""
+
+    endpoint: str
+    name: str
+    client: object
+
+    def uri(self, prefix: str) -> str:
+        return f"s3a://{self.name}/{prefix}"
+
+    def upload_tree(self, folder: Path, prefix: str) -> list[str]:
+        """Every file under `folder` as `<prefix>/<relative path>`; the keys in upload order."""
+        keys = []
+        for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+            keys.append(f"{prefix}/{path.relative_to(folder).as_posix()}")
+            self.client.upload_file(str(path), self.name, keys[-1])
+        return keys
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """moto's S3 server on loopback (a real HTTP server speaking S3), for the whole test run."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per S3 request otherwise
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint, monkeypatch):
+    """A new bucket (its own name: Hadoop caches one S3A client per bucket) and test credentials in the
+    environment, where lakenorm reads them."""
+    import boto3
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1")
+    bucket = f"lake-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=bucket)
+    return Bucket(s3_endpoint, bucket, client)

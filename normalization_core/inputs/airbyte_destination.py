@@ -18,6 +18,7 @@ from normalization_core.config import SourceConfig
 from normalization_core.io.packages import LoadPackage, RejectedPackage
 from normalization_core.io.reader import read_package_lines
 from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms, valid_load_id
+from normalization_core.io.storage import Landing
 from normalization_core.inputs.listing import FileEntry, list_files, read_head
 from normalization_core.transform import raw as R
 
@@ -83,7 +84,7 @@ class AirbyteDestination(FileInput):
             v1_lines(lines.where(~F.col(R.STREAM).isin(v2)), created))
 
 
-def _head(landing: Path, entry: FileEntry) -> dict | None:
+def _head(landing: Landing, entry: FileEntry) -> dict | None:
     text = read_head(landing, entry.path)
     try:
         head = json.loads(text) if text else None
@@ -110,7 +111,7 @@ def _problem(head: dict | None, version: str | None, expected: str | None, strea
     return None
 
 
-def _stream_versions(landing: Path) -> dict[str, str]:
+def _stream_versions(landing: Landing) -> dict[str, str]:
     """Each stream folder's record version: that of its first file (files are named by date and epoch)."""
     versions: dict[str, str] = {}
     for entry in list_files(landing, AirbyteDestination.suffixes):

@@ -96,7 +96,7 @@ class FileInput(InputKind):
         raise NotImplementedError
 
     def discover(self, config: LakenormConfig, source: SourceConfig) -> Discovery:
-        ledger = read_ledger(ledger_path(config, source))
+        ledger = _ledger(config, source)
         settled = _settled(list_files(source.landing, self.suffixes), source.settle_seconds)
         rejected, new = [], []
         for entry in settled:
@@ -112,7 +112,7 @@ class FileInput(InputKind):
         return Discovery(tuple(packages), tuple(rejected + grouping.rejected))
 
     def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
-        done = [e.file.path for e in read_ledger(ledger_path(config, source)).values() if e.load_id == load_id]
+        done = [e.file.path for e in _ledger(config, source).values() if e.load_id == load_id]
         if done:  # normalized before: its files as they are now (a replaced file is read anew, and recorded so)
             current = {f.path: f for f in list_files(source.landing, self.suffixes)}
             members = self.members(source, [current[p] for p in done if p in current]).members
@@ -122,6 +122,11 @@ class FileInput(InputKind):
     def landed_streams(self, config: LakenormConfig, source: SourceConfig) -> set[str]:
         files = list_files(source.landing, self.suffixes)
         return {m.stream for m in self.members(source, files).members if m.stream}
+
+
+def _ledger(config: LakenormConfig, source: SourceConfig) -> dict[str, LedgerEntry]:
+    path = ledger_path(config, source)
+    return read_ledger(path, config.storage_options(path))
 
 
 def _settled(files: list[FileEntry], settle_seconds: int) -> list[FileEntry]:

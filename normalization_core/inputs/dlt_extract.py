@@ -22,6 +22,7 @@ from normalization_core.config import SourceConfig
 from normalization_core.io.packages import LOAD_ID_PATTERN, LoadPackage, RejectedPackage
 from normalization_core.io.reader import read_package_lines
 from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms
+from normalization_core.io.storage import Landing
 from normalization_core.inputs.listing import FileEntry, list_files, read_text
 from normalization_core.transform import raw as R
 
@@ -41,7 +42,7 @@ def decode_typed(text: Column) -> Column:
     return F.regexp_replace(text, _TYPED_MARK, "\"")
 
 
-def package_schema(landing: Path, load_id: str) -> dict[str, Any]:
+def package_schema(landing: Landing, load_id: str) -> dict[str, Any]:
     try:
         return json.loads(read_text(landing, f"{load_id}/schema.json"))
     except (OSError, json.JSONDecodeError):
@@ -111,7 +112,7 @@ def _settings(name: str, table: dict[str, Any]) -> StreamSettings:
                           primary_key=pk)
 
 
-def _created_at(landing: Path, load_id: str, entry: FileEntry) -> datetime:
+def _created_at(landing: Landing, load_id: str, entry: FileEntry) -> datetime:
     try:
         state = json.loads(read_text(landing, f"{load_id}/load_package_state.json"))
         return datetime.fromisoformat(state["created_at"]).astimezone(timezone.utc)
@@ -122,7 +123,7 @@ def _created_at(landing: Path, load_id: str, entry: FileEntry) -> datetime:
             return from_ms(entry.modified_ms)
 
 
-def _pipeline_state(landing: Path, load_id: str) -> Any:
+def _pipeline_state(landing: Landing, load_id: str) -> Any:
     try:
         return json.loads(read_text(landing, f"{load_id}/load_package_state.json")).get("pipeline_state")
     except (OSError, ValueError, AttributeError):

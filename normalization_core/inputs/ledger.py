@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from normalization_core.io.delta import replace_loads
+from normalization_core.io.storage import open_delta_table
 from normalization_core.inputs.listing import FileEntry
 
 LEDGER_SCHEMA = T.StructType([
@@ -34,13 +33,12 @@ def ledger_table(loads_table: str) -> str:
     return loads_table.rsplit("_", 1)[0] + "_files"
 
 
-def read_ledger(path: str) -> dict[str, LedgerEntry]:
+def read_ledger(path: str, storage_options: dict[str, str] | None = None) -> dict[str, LedgerEntry]:
     """Files already normalized by path; empty when the ledger does not exist yet."""
-    if "://" in path or not Path(path, "_delta_log").is_dir():
+    ledger = open_delta_table(path, storage_options)
+    if ledger is None:
         return {}
-    from deltalake import DeltaTable
-
-    table = DeltaTable(path).to_pyarrow_table(columns=["load_id", "file", "size", "modified_ms"])
+    table = ledger.to_pyarrow_table(columns=["load_id", "file", "size", "modified_ms"])
     return {row["file"]: LedgerEntry(row["load_id"], FileEntry(row["file"], row["size"], row["modified_ms"]))
             for row in table.to_pylist()}  # metadata: one row per producer file
 

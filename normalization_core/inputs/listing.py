@@ -1,7 +1,7 @@
 """Listing a landing: the one place that touches the file system for discovery (SPEC §2.4).
 
-Local folders today; an object store later lists through Hadoop's FileSystem behind the same
-functions (`list_files`, `read_head`, `read_text`), so discovery code above them does not change.
+A local folder, or an `s3a://` landing (`io.storage.StorePath`, listed with Arrow's S3 client) behind the
+same functions (`list_files`, `read_head`, `read_text`), so discovery code above them does not change.
 """
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import gzip
 import os
 import zlib
 from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import IO
+
+from normalization_core.io.storage import Landing, StorePath
 
 
 @dataclass(frozen=True)
@@ -29,33 +33,50 @@ class FileEntry:
         return PurePosixPath(self.path).parts
 
 
-def list_files(root: Path, suffixes: tuple[str, ...]) -> list[FileEntry]:
+def list_files(root: Landing, suffixes: tuple[str, ...]) -> list[FileEntry]:
     """Files under `root` (recursively) whose names end in one of `suffixes`, sorted by path.
     Hidden files and folders (`.` or `_` first, e.g. temporary upload files) are skipped."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-        for name in files:
-            if name.startswith((".", "_")) or not name.endswith(suffixes):
-                continue
-            path = Path(folder, name)
-            stat = path.stat()
-            found.append(FileEntry(path.relative_to(root).as_posix(), stat.st_size, int(stat.st_mtime * 1000)))
+    found = [FileEntry(path, size, modified) for path, size, modified in _walk(root)
+             if not any(part.startswith((".", "_")) for part in PurePosixPath(path).parts)
+             and path.endswith(suffixes)]
     return sorted(found, key=lambda f: f.path)
 
 
-def read_head(root: Path, relative: str, limit: int = 1 << 20) -> str | None:
+def _walk(root: Landing) -> Iterator[tuple[str, int, int]]:
+    """(relative POSIX path, size, modified ms) of every file under `root`."""
+    if isinstance(root, StorePath):
+        yield from root.walk_files()
+        return
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        for name in files:
+            path = Path(folder, name)
+            stat = path.stat()
+            yield path.relative_to(root).as_posix(), stat.st_size, int(stat.st_mtime * 1000)
+
+
+def read_head(root: Landing, relative: str, limit: int = 1 << 20) -> str | None:
     """The first line of a file (gzip read as its content), None if it cannot be read: small metadata."""
     path = root / relative
     try:
-        opener = gzip.open if relative.endswith(".gz") else open
-        with opener(path, "rb") as handle:
-            head = handle.readline(limit)
+        with path.open_binary() if isinstance(path, StorePath) else open(path, "rb") as raw:
+            head = _first_line(gzip.GzipFile(fileobj=raw) if relative.endswith(".gz") else raw, limit)
     except (OSError, EOFError, zlib.error):
         return None
     return head.decode("utf-8-sig", errors="replace").strip()
 
 
-def read_text(root: Path, relative: str) -> str:
+def _first_line(handle: IO[bytes], limit: int, chunk: int = 1 << 16) -> bytes:
+    """Bytes up to the first newline (at most `limit`), read in chunks: object-store streams have no readline."""
+    head = b""
+    while len(head) < limit and b"\n" not in head:
+        more = handle.read(min(chunk, limit - len(head)))
+        if not more:
+            break
+        head += more
+    return head.split(b"\n", 1)[0][:limit]
+
+
+def read_text(root: Landing, relative: str) -> str:
     """A small metadata file (a schema, a package state) as text."""
     return (root / relative).read_text(encoding="utf-8-sig")

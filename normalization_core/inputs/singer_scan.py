@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from normalization_core.config import DEFAULT_SPARK
 from normalization_core.io.spark import build_spark_session
+from normalization_core.io.storage import Landing, is_uri
 from normalization_core.inputs.listing import FileEntry
 
 _HEADER = ("struct<type:string, stream:string, schema:string, key_properties:array<string>, "
@@ -37,7 +38,7 @@ class RunScan:
 _CACHE: dict[tuple, RunScan] = {}
 
 
-def scan(landing: Path, files: list[FileEntry]) -> RunScan:
+def scan(landing: Landing, files: list[FileEntry]) -> RunScan:
     """Streams and SCHEMA messages of `files` (one Spark job; cached while the files do not change)."""
     key = (str(landing), tuple(files))
     if not files:
@@ -47,7 +48,7 @@ def scan(landing: Path, files: list[FileEntry]) -> RunScan:
     return _CACHE[key]
 
 
-def _scan(landing: Path, files: list[FileEntry]) -> RunScan:
+def _scan(landing: Landing, files: list[FileEntry]) -> RunScan:
     spark = SparkSession.getActiveSession() or build_spark_session(dict(DEFAULT_SPARK))
     paths = [str(landing / f.path) for f in files]
     m = F.from_json(F.col("value"), _HEADER)
@@ -63,10 +64,16 @@ def _scan(landing: Path, files: list[FileEntry]) -> RunScan:
     streams: dict[str, set[str]] = {f.path: set() for f in files}
     schemas = []
     for row in rows:
-        file = relative.get(str(Path(unquote(row["path"]).removeprefix("file:"))), row["path"])
+        file = relative.get(_location(row["path"]), row["path"])
         streams.setdefault(file, set()).add(row["stream"])
         if row["order"] is not None and row["schema"]:
             schemas.append(SchemaMessage(file, row["order"], row["stream"], json.loads(row["schema"]),
                                          tuple(row["kp"] or ()), tuple(row["bp"] or ())))
     schemas.sort(key=lambda s: (s.file, s.order))
     return RunScan({f: frozenset(s) for f, s in streams.items()}, tuple(schemas))
+
+
+def _location(read_path: str) -> str:
+    """A path as Spark reports it (`file:/...` URL-quoted, or an `s3a://` URI) as the landing spells it."""
+    text = unquote(read_path)
+    return text if is_uri(text) and not text.startswith("file:") else str(Path(text.removeprefix("file:")))

@@ -8,12 +8,13 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any, Literal
 
 import jsonschema
 
 from normalization_core.errors import PackageError
+from normalization_core.io.storage import Landing
 
 MANIFEST = "_manifest.json"
 LOAD_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -53,7 +54,7 @@ class LoadPackage:
     created_at: datetime
     source: str
     format: PackageFormat
-    folder: Path
+    folder: Landing
     stream_files: dict[str, tuple[str, ...]]
     """Files of each stream, relative to the folder (`records` format)."""
     files: tuple[str, ...] = ()
@@ -79,7 +80,7 @@ class LoadPackage:
             return self.files
         return tuple(f for stream in self.streams for f in self.stream_files[stream])
 
-    def path_of(self, relative: str) -> Path:
+    def path_of(self, relative: str) -> Landing:
         return self.folder / relative
 
 
@@ -88,7 +89,7 @@ class RejectedPackage:
     """A complete package whose manifest is invalid: only this package is skipped."""
 
     load_id: str
-    folder: Path
+    folder: Landing
     reason: str
 
 
@@ -99,7 +100,7 @@ class Discovery:
     rejected: tuple[RejectedPackage, ...]
 
 
-def discover_packages(landing: Path, source: str) -> Discovery:
+def discover_packages(landing: Landing, source: str) -> Discovery:
     """Complete packages under `landing`; folders without a manifest are in flight and skipped."""
     packages, rejected = [], []
     for folder in sorted(p for p in landing.iterdir() if p.is_dir()):
@@ -113,7 +114,7 @@ def discover_packages(landing: Path, source: str) -> Discovery:
     return Discovery(tuple(packages), tuple(rejected))
 
 
-def find_package(landing: Path, source: str, load_id: str) -> LoadPackage | None:
+def find_package(landing: Landing, source: str, load_id: str) -> LoadPackage | None:
     """The complete package named `load_id`, None when absent or in flight; raises if invalid."""
     if not LOAD_ID_PATTERN.match(load_id):
         raise PackageError(load_id, f"not a valid load ID (must match {LOAD_ID_PATTERN.pattern})")
@@ -123,7 +124,7 @@ def find_package(landing: Path, source: str, load_id: str) -> LoadPackage | None
     return read_package(folder, source)
 
 
-def read_package(folder: Path, source: str) -> LoadPackage:
+def read_package(folder: Landing, source: str) -> LoadPackage:
     """Read and validate `<folder>/_manifest.json`; raises PackageError naming what is wrong."""
     name = folder.name
     try:
@@ -169,7 +170,7 @@ def _check_layout(load_id: str, fmt: str, stream_files: dict, files: tuple[str, 
         raise PackageError(load_id, "a file is listed twice in the manifest", MANIFEST)
 
 
-def _safe_file(folder: Path, load_id: str, relative: str) -> str:
+def _safe_file(folder: Landing, load_id: str, relative: str) -> str:
     """A manifest file must resolve inside its package folder and exist."""
     posix = PurePosixPath(relative)
     if posix.is_absolute() or ".." in posix.parts or "\\" in relative or relative.startswith("~"):

@@ -6,7 +6,9 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from pyspark.sql import SparkSession
 
-from normalization_core.io.jars import ensure_delta_jars
+from normalization_core.errors import LakenormError
+from normalization_core.io.jars import ensure_delta_jars, ensure_s3_jars
+from normalization_core.io.storage import hadoop_credentials
 
 DELTA_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -30,6 +32,15 @@ LOCAL_CONF = {
     # VACUUM lists a table's folder with this many tasks (default 10000): ~20 s per table on 2 cores.
     "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
 }
+
+
+S3A_PREFIX = "spark.hadoop.fs.s3a."
+"""Settings of Hadoop's S3A connector: a session with any of them gets the S3A jars (see `config.object_store`)."""
+_HADOOP_PREFIX = "spark.hadoop."
+
+
+def uses_s3a(spark_conf: Mapping[str, str]) -> bool:
+    return any(key.startswith(S3A_PREFIX) for key in spark_conf)
 
 
 SMALL_INPUT_BYTES = 16 * 1024 * 1024
@@ -60,8 +71,26 @@ def session_conf(spark_conf: Mapping[str, str]) -> dict[str, str]:
         jars = ensure_delta_jars()
         extra = conf.get("spark.jars")
         conf["spark.jars"] = ",".join(jars + ([extra] if extra else []))
+    if uses_s3a(conf):
+        _add_s3a(conf, master)
     conf["spark.master"] = master
     return conf
+
+
+def _add_s3a(conf: dict[str, str], master: str) -> None:
+    """The S3A jars and the environment's AWS credentials (unless the settings name their own).
+
+    In local mode the jars go on the driver's class path (the one JVM) instead of `spark.jars`,
+    which would copy the ~690 MB AWS SDK bundle into every session's work folder. A configuration that
+    already puts hadoop-aws on a class path (e.g. workers that have the jars) is left as it is.
+    """
+    placed = ("spark.jars", "spark.driver.extraClassPath", "spark.executor.extraClassPath")
+    if not any("hadoop-aws" in conf.get(key, "") for key in placed):  # else the user placed them already
+        jars = ensure_s3_jars()
+        key = "spark.driver.extraClassPath" if master.startswith("local") else "spark.jars"
+        conf[key] = (":" if key.endswith("ClassPath") else ",").join(filter(None, [conf.get(key), *jars]))
+    if not any(k.startswith(S3A_PREFIX) and k.endswith((".access.key", ".secret.key")) for k in conf):
+        conf.update({_HADOOP_PREFIX + k: v for k, v in hadoop_credentials().items()})
 
 
 def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm") -> SparkSession:
@@ -71,11 +100,27 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
     that already runs is reused as it is.
     """
     builder = SparkSession.builder.appName(app_name)
-    for key, value in session_conf(spark_conf).items():
+    conf = session_conf(spark_conf)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if uses_s3a(conf):
+        _join_s3a(spark, conf)
     return spark
+
+
+def _join_s3a(spark: SparkSession, conf: Mapping[str, str]) -> None:
+    """A session that already ran when these settings came: S3A settings apply as session settings
+    (Spark copies them into the Hadoop configuration of every read and write); its jars cannot be added."""
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")  # type: ignore
+    except Exception:  # noqa: BLE001 - py4j wraps the ClassNotFoundException
+        raise LakenormError("this process's SparkSession was started without the S3A jars (hadoop-aws): start "
+                            "it from a configuration with an s3a:// location or an object_store section") from None
+    for key, value in conf.items():
+        if key.startswith(S3A_PREFIX):
+            spark.conf.set(key.removeprefix(_HADOOP_PREFIX), value)
 
 
 @contextmanager

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -23,6 +22,7 @@ from pyspark.sql import types as T
 from normalization_core import columns as C
 from normalization_core.columns import system_names
 from normalization_core.io.delta import MAX_ATTEMPTS, is_delta_table, read_table, with_conflict_retry
+from normalization_core.io.storage import open_delta_table
 from normalization_core.schema import StreamSchema, schema_document, schema_hash
 
 VERSIONS_SCHEMA = T.StructType([
@@ -81,16 +81,15 @@ def latest_versions(spark: SparkSession, path: str) -> dict[str, StoredVersion]:
     return {r[C.VERSIONS_STREAM]: _stored(r) for r in rows}
 
 
-def latest_versions_without_spark(path: str) -> dict[str, StoredVersion]:
-    """`latest_versions` of a local table read with delta-rs: loading the Dagster code location starts no JVM
-    (SPEC §8). The table holds one short row per schema version: metadata."""
-    from deltalake import DeltaTable
-
-    if not Path(path, "_delta_log").is_dir():
+def latest_versions_without_spark(path: str, storage_options: dict[str, str] | None = None) -> dict[str, StoredVersion]:
+    """`latest_versions` of a table (local or `s3a://`) read with delta-rs: loading the Dagster code location
+    starts no JVM (SPEC §8). The table holds one short row per schema version: metadata."""
+    table = open_delta_table(path, storage_options)
+    if table is None:
         return {}
     columns = [C.VERSIONS_STREAM, C.VERSIONS_VERSION, C.VERSIONS_HASH, C.VERSIONS_SCHEMA]
     newest: dict[str, dict] = {}
-    for row in DeltaTable(path).to_pyarrow_table(columns=columns).to_pylist():
+    for row in table.to_pyarrow_table(columns=columns).to_pylist():
         if row[C.VERSIONS_VERSION] > newest.get(row[C.VERSIONS_STREAM], {}).get(C.VERSIONS_VERSION, 0):
             newest[row[C.VERSIONS_STREAM]] = row
     return {stream: _stored(row) for stream, row in newest.items()}

@@ -56,6 +56,11 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'spark.driver_memory'"),
     (lambda d: d.pop("warehouse"), "missing key 'warehouse'"),
     (lambda d: d.update(sources=[]), "'sources' must be a non-empty list"),
+    (lambda d: d.update(object_store={"endpont": "http://h:1"}), "unknown key 'endpont' in 'object_store'"),
+    (lambda d: d.update(object_store={"endpoint": "h:9000"}), "endpoint 'h:9000' must be http(s)://host[:port]"),
+    (lambda d: d.update(object_store={"path_style_access": "yes"}), "'path_style_access' must be true or false"),
+    (lambda d: d["sources"][0].update(landing="gs://b/x"), "landing 'gs://b/x': a local folder or an s3a://"),
+    (lambda d: d.update(warehouse="s3a://"), "warehouse 's3a://' names no bucket"),
 ])
 def test_mistakes_are_one_clear_line(tmp_path, change, message):
     doc = config_doc(tmp_path)
@@ -64,6 +69,28 @@ def test_mistakes_are_one_clear_line(tmp_path, change, message):
         parse_config(doc, base_dir=tmp_path)
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_s3a_locations_and_the_object_store_section(tmp_path, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key-from-env")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-from-env")
+    doc = {"warehouse": "s3a://lake/wh/", "object_store": {"endpoint": "http://127.0.0.1:9000", "region": "eu-west-1"},
+           "sources": [{"name": "shop", "landing": "s3a://lake/landing/shop"}],
+           "spark": {"spark.hadoop.fs.s3a.path.style.access": False}}
+    cfg = parse_config(doc, base_dir=tmp_path)
+    assert cfg.warehouse == "s3a://lake/wh" and str(cfg.source("shop").landing) == "s3a://lake/landing/shop"
+    assert cfg.table_path("shop", "orders") == "s3a://lake/wh/shop/orders"
+    assert cfg.spark == {  # non-secret S3A settings; the user's own win; credentials stay in the environment
+        "master": "local[2]", "spark.hadoop.fs.s3a.path.style.access": "false",
+        "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false", "spark.hadoop.fs.s3a.endpoint.region": "eu-west-1"}
+    options = cfg.storage_options(cfg.table_path("shop", "_norm_versions"))
+    assert options == {"AWS_ACCESS_KEY_ID": "key-from-env", "AWS_SECRET_ACCESS_KEY": "secret-from-env",
+                       "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false", "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+                       "AWS_ALLOW_HTTP": "true", "AWS_REGION": "eu-west-1"}
+    aws = parse_config({**doc, "object_store": None}, base_dir=tmp_path)  # no section: AWS itself
+    assert aws.spark["spark.hadoop.fs.s3a.path.style.access"] == "false" and "spark.hadoop.fs.s3a.endpoint" not in aws.spark
+    assert parse_config(config_doc(tmp_path), tmp_path).object_store is None  # local only: no S3A at all
 
 
 def test_missing_file_names_the_environment_variable(tmp_path, monkeypatch):

@@ -61,3 +61,20 @@ def test_a_delta_session_starts_and_writes_without_any_network(tmp_path):
     done = subprocess.run(["unshare", "-n", "sh", "-c", offline], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "3"
+
+
+def test_s3a_settings_bring_the_s3a_jars_and_the_environments_credentials(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "key-from-env")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-from-env")
+    plain = session_conf({"master": "local[2]"})
+    assert "hadoop-aws" not in plain["spark.jars"] and "spark.driver.extraClassPath" not in plain
+    assert not any(k.startswith("spark.hadoop.fs.s3a.") for k in plain)
+    local = session_conf({"master": "local[2]", "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9000"})
+    assert "org.apache.hadoop_hadoop-aws-" in local["spark.driver.extraClassPath"]  # one JVM: no copy per session
+    assert "hadoop-aws" not in local["spark.jars"]
+    assert (local["spark.hadoop.fs.s3a.access.key"], local["spark.hadoop.fs.s3a.secret.key"]) == (
+        "key-from-env", "secret-from-env")
+    cluster = session_conf({"master": "spark://host:7077", "spark.hadoop.fs.s3a.access.key": "own",
+                            "spark.hadoop.fs.s3a.secret.key": "own-secret"})
+    assert "org.apache.hadoop_hadoop-aws-" in cluster["spark.jars"]  # executors on other hosts need them
+    assert cluster["spark.hadoop.fs.s3a.access.key"] == "own"
