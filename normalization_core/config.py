@@ -24,7 +24,7 @@ DEFAULT_SPARK = {"master": "local[2]"}
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _TOP_KEYS = {"warehouse", "sources", "spark"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
-                "max_table_nesting", "streams", "input", "settle_seconds"}
+                "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors"}
 _STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field"}
 
 
@@ -50,6 +50,9 @@ class SourceConfig:
     """What the landing holds (SPEC §2.4): an input kind of `normalization_core.inputs`."""
     settle_seconds: int = DEFAULT_SETTLE_SECONDS
     """Producer files (not `packages`) modified less than this long ago are still being written: skipped."""
+    deletion_vectors: bool = False
+    """Whether `append_dedup` tables (history, current, children) use Delta deletion vectors: cheaper MERGEs,
+    but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
         max_table_nesting=_positive_int(doc, "max_table_nesting", 1000, where),
         streams=_parse_stream_overrides(doc.get("streams") or {}, where),
         input=kind, settle_seconds=_non_negative_int(doc, "settle_seconds", DEFAULT_SETTLE_SECONDS, where),
+        deletion_vectors=_bool(doc, "deletion_vectors", False, where),
     )
 
 
@@ -207,6 +211,13 @@ def _non_negative_int(doc: dict, key: str, default: int, where: str) -> int:
     value = doc.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ConfigError(where, f"{key!r} must be a non-negative integer (seconds), got {value!r}")
+    return value
+
+
+def _bool(doc: dict, key: str, default: bool, where: str) -> bool:
+    value = doc.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(where, f"{key!r} must be true or false, got {value!r}")
     return value
 
 

@@ -19,9 +19,13 @@ def test_defaults_and_relative_paths(tmp_path):
     assert cfg.warehouse == str(tmp_path / "wh")
     assert src.landing == tmp_path / "landing"
     assert (src.convention, src.max_identifier_length, src.max_table_nesting) == ("native", 255, 1000)
-    assert (src.input, src.settle_seconds) == ("packages", 60)
+    assert (src.input, src.settle_seconds, src.deletion_vectors) == ("packages", 60, False)
     assert cfg.spark == {"master": "local[2]"}
     assert cfg.table_path("shop", "_norm_raw_orders") == f"{tmp_path}/wh/shop/_norm_raw_orders"
+
+
+def test_deletion_vectors_are_a_per_source_switch(tmp_path):
+    assert parse_config(config_doc(tmp_path, deletion_vectors=True), tmp_path).source("shop").deletion_vectors is True
 
 
 def test_airbyte_convention_defaults_to_63_characters(tmp_path):
@@ -49,6 +53,7 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
     (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
     (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
+    (lambda d: d["sources"][0].update(deletion_vectors="no"), "'deletion_vectors' must be true or false, got 'no'"),
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
     (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
