@@ -25,7 +25,18 @@ _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _TOP_KEYS = {"warehouse", "sources", "spark"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
                 "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors"}
-_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field"}
+_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns"}
+_COLUMN_HINT_KEYS = {"data_type", "primary_key"}
+DATA_TYPES = ("text", "bigint", "double", "bool", "timestamp", "date", "decimal", "json")
+"""dlt's data types a column hint may name (an inferred column's type; SPEC §5.2)."""
+
+
+@dataclass(frozen=True)
+class ColumnHint:
+    """dlt's column hints for a column of an inferred stream's root table (SPEC §5.4)."""
+
+    data_type: str | None = None
+    primary_key: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,8 @@ class StreamOverride:
     destination_sync_mode: SyncMode | None = None
     primary_key: tuple[tuple[str, ...], ...] | None = None
     cursor_field: tuple[str, ...] | None = None
+    columns: dict[str, ColumnHint] = field(default_factory=dict)
+    """Hints per root column of an inferred stream by record key (matched after normalizing), as dlt's `columns=`."""
 
 
 @dataclass(frozen=True)
@@ -169,10 +182,29 @@ def _parse_stream_overrides(doc: Any, where: str) -> dict[str, StreamOverride]:
         cursor = body.get("cursor_field")
         overrides[str(stream)] = StreamOverride(
             destination_sync_mode=mode,
-            primary_key=None if pk is None else tuple(tuple(_path(p, at)) for p in pk),
+            primary_key=None if pk is None else tuple(tuple(_path(p, at)) for p in _key_list(pk, at)),
             cursor_field=None if cursor is None else tuple(_path(cursor, at)),
+            columns=_parse_column_hints(body.get("columns") or {}, at),
         )
     return overrides
+
+
+def _key_list(value: Any, where: str) -> list:
+    """`primary_key`: one column (`id`, as dlt takes it) or a list of field paths."""
+    return [value] if isinstance(value, str) else value if isinstance(value, list) else [_path(value, where)]
+
+
+def _parse_column_hints(doc: Any, where: str) -> dict[str, ColumnHint]:
+    hints = {}
+    for column, body in _mapping(doc, where, "'columns'").items():
+        at = f"{where}: columns.{column}"
+        body = _mapping(body or {}, at, "a column hint")
+        _no_unknown_keys(body, _COLUMN_HINT_KEYS, at, "a column hint")
+        data_type = body.get("data_type")
+        if data_type is not None and data_type not in DATA_TYPES:
+            raise ConfigError(at, f"unknown data_type {data_type!r} (choose one of {', '.join(DATA_TYPES)})")
+        hints[str(column)] = ColumnHint(data_type=data_type, primary_key=_bool(body, "primary_key", False, at))
+    return hints
 
 
 def _parse_spark(doc: Any, where: str) -> dict[str, str]:

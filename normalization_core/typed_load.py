@@ -21,7 +21,7 @@ from normalization_core.io.delta import read_table, replace_all, replace_loads, 
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, latest_versions_without_spark, record_versions
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
-from normalization_core.schema.inference import evolve, infer_schema
+from normalization_core.schema.inference import Steering, evolve, infer_schema
 from normalization_core.stream_collisions import disambiguate_tables
 from normalization_core.transform.counts import NulledCounts, load_counts, nulled_by_load, observe_loads
 from normalization_core.transform.inference import observed_types
@@ -104,14 +104,22 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
     for stream in inferred:
         observed = observed_types(rows_of(stream), names)
         previous = stored.get(stream)
-        schema = evolve(previous.schema, observed) if previous else infer_schema(
-            stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting)
+        steering = inference_steering(source, stream)
+        schema = evolve(previous.schema, observed, steering) if previous else infer_schema(
+            stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting, steering)
         plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
     combined = disambiguate_tables(source, {**catalog_plans, **plans})
     plans = {stream: combined[stream] for stream in plans}
     check_distinct_tables(source, combined)
     record_versions(spark, path, [plan.schema for plan in plans.values()])
     return plans
+
+
+def inference_steering(source: SourceConfig, stream: str) -> Steering:
+    """The source's and the stream's settings that steer inference (SPEC §5.4)."""
+    override = source.streams.get(stream)
+    hints = override.columns if override else {}
+    return Steering(data_types={key: hint.data_type for key, hint in hints.items() if hint.data_type})
 
 
 def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str, StreamPlan]:

@@ -1,6 +1,7 @@
 """Real dlt (PyPI) run on records in memory, its tables read back: the reference for the `dlt` convention."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -8,11 +9,35 @@ from typing import Any
 DLT_SPARK_TYPES = {"text": "string", "bigint": "bigint", "double": "double", "bool": "boolean",
                    "timestamp": "timestamp", "date": "date", "json": "string", "decimal": "decimal(38,0)"}
 """Spark type of each dlt data type as lakenorm's `dlt` convention writes it."""
+LINKS = ("_dlt_list_idx",)
+"""dlt system columns compared by value (the row keys differ by design: dlt's are random)."""
 
 
-def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]]) -> dict[str, Any]:
+def write_package(landing: Path, load_id: str, created_at: str, records: dict[str, list[dict]]) -> None:
+    """The same records as a lakenorm load package (source `chain`)."""
+    folder = landing / load_id
+    folder.mkdir(parents=True)
+    for stream, rows in records.items():
+        (folder / f"{stream}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "_manifest.json").write_text(json.dumps({
+        "load_id": load_id, "created_at": created_at, "source": "chain", "format": "records",
+        "streams": {s: {"files": [f"{s}.jsonl"]} for s in records}}))
+
+
+def data_columns(types: dict[str, str]) -> dict[str, str]:
+    """Columns compared with dlt's: data columns and `LINKS`."""
+    return {c: t for c, t in types.items() if not c.startswith("_dlt_") or c in LINKS}
+
+
+def comparable(rows: list[dict], columns: list[str]) -> list[tuple]:
+    return sorted((tuple(row.get(c) for c in columns) for row in rows), key=repr)
+
+
+def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, dict] | None = None) -> dict[str, Any]:
     """Each load ({stream: records}) as one `pipeline.run` into a parquet filesystem destination.
 
+    `hints`: `dlt.resource` arguments per stream (`write_disposition`, `primary_key`, `columns`, ...); a
+    `merge` stream is written as a Delta table, the filesystem destination's only format that merges.
     Returns {table: {"types": {column: dlt data_type}, "rows": [row dicts]}} for data and system tables.
     """
     import dlt
@@ -24,7 +49,8 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]]) -> dict[str, Any]
     pipeline = dlt.pipeline(pipeline_name="peer", dataset_name="ds",
                             destination=dlt.destinations.filesystem(bucket_url=bucket.resolve().as_uri()))
     for load in loads:
-        resources = [dlt.resource(records, name=stream, write_disposition="append") for stream, records in load.items()]
+        resources = [dlt.resource(records, name=stream, **_resource_args((hints or {}).get(stream)))
+                     for stream, records in load.items()]
         pipeline.run(resources, loader_file_format="parquet")
     schema = pipeline.default_schema
     tables = {}
@@ -37,12 +63,22 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]]) -> dict[str, Any]
     return tables
 
 
+def _resource_args(hints: dict | None) -> dict:
+    args = {"write_disposition": "append", **(hints or {})}
+    if args["write_disposition"] == "merge":
+        args["table_format"] = "delta"
+    return args
+
+
 def _rows(folder: Path, pq: Any) -> list[dict]:
+    if (folder / "_delta_log").is_dir():
+        from deltalake import DeltaTable
+
+        return DeltaTable(str(folder)).to_pyarrow_table().to_pylist()
     rows: list[dict] = []
     for file in sorted(folder.iterdir()):
         if file.suffix == ".parquet":
             rows += pq.read_table(file).to_pylist()
         elif file.name.endswith(".jsonl"):
-            import json
             rows += [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
     return rows

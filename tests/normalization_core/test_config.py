@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from normalization_core.config import load_config, parse_config
+from normalization_core.config import ColumnHint, load_config, parse_config
 from normalization_core.errors import ConfigError
 
 
@@ -45,6 +45,14 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     assert cfg.source("shop").streams["events"].destination_sync_mode == "append"
 
 
+def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_path):
+    doc = config_doc(tmp_path, streams={"orders": {"primary_key": "id", "columns": {
+        "Total": {"data_type": "double"}, "sku": {"primary_key": True}}}})
+    orders = parse_config(doc, tmp_path).source("shop").streams["orders"]
+    assert orders.primary_key == (("id",),)
+    assert orders.columns == {"Total": ColumnHint(data_type="double"), "sku": ColumnHint(primary_key=True)}
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(warehous="x"), "unknown key 'warehous' in the top level"),
     (lambda d: d["sources"][0].update(landig="x"), "unknown key 'landig' in a source"),
@@ -56,6 +64,10 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     (lambda d: d["sources"][0].update(deletion_vectors="no"), "'deletion_vectors' must be true or false, got 'no'"),
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
+    (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"data_type": "int"}}}}),
+     "streams.e: columns.x: unknown data_type 'int' (choose one of text, bigint,"),
+    (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"nullabel": False}}}}),
+     "unknown key 'nullabel' in a column hint"),
     (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
     (lambda d: d["sources"][0].update(max_identifier_length=5), "max_identifier_length must be at least 8"),
     (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'spark.driver_memory'"),
