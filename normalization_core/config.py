@@ -11,7 +11,7 @@ import yaml
 
 from normalization_core.errors import ConfigError
 
-Convention = Literal["native", "dlt", "airbyte"]
+Convention = Literal["native", "dlt", "airbyte", "direct"]
 SyncMode = Literal["append", "overwrite", "append_dedup"]
 InputKind = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
 INPUT_KINDS: tuple[str, ...] = get_args(InputKind)

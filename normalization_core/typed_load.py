@@ -28,7 +28,7 @@ from normalization_core.transform.inference import observed_types
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import PARSED, parse_records
 
-TYPED_CONVENTIONS = ("native", "dlt", "airbyte")
+TYPED_CONVENTIONS = ("native", "dlt", "airbyte", "direct")
 
 
 @dataclass(frozen=True)

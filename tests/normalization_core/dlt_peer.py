@@ -33,11 +33,13 @@ def comparable(rows: list[dict], columns: list[str]) -> list[tuple]:
     return sorted((tuple(row.get(c) for c in columns) for row in rows), key=repr)
 
 
-def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, dict] | None = None) -> dict[str, Any]:
+def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, dict] | None = None,
+            naming: str = "snake_case") -> dict[str, Any]:
     """Each load ({stream: records}) as one `pipeline.run` into a parquet filesystem destination.
 
     `hints`: `dlt.resource` arguments per stream (`write_disposition`, `primary_key`, `columns`, ...); a
     `merge` stream is written as a Delta table, the filesystem destination's only format that merges.
+    `naming`: dlt's naming convention (`schema.naming`).
     Returns {table: {"types": {column: dlt data_type}, "rows": [row dicts]}} for data and system tables.
     """
     import dlt
@@ -48,10 +50,14 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
     bucket = workdir / "tables"
     pipeline = dlt.pipeline(pipeline_name="peer", dataset_name="ds",
                             destination=dlt.destinations.filesystem(bucket_url=bucket.resolve().as_uri()))
-    for load in loads:
-        resources = [dlt.resource(records, name=stream, **_resource_args((hints or {}).get(stream)))
-                     for stream, records in load.items()]
-        pipeline.run(resources, loader_file_format="parquet")
+    os.environ["SCHEMA__NAMING"] = naming
+    try:
+        for load in loads:
+            resources = [dlt.resource(records, name=stream, **_resource_args((hints or {}).get(stream)))
+                         for stream, records in load.items()]
+            pipeline.run(resources, loader_file_format="parquet")
+    finally:
+        del os.environ["SCHEMA__NAMING"]
     schema = pipeline.default_schema
     tables = {}
     for name in schema.tables:

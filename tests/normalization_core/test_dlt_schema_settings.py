@@ -36,10 +36,12 @@ def run_both(spark, work: Path, case: dict, source_settings: dict | None = None)
     """dlt's tables, and lakenorm's (the CLI over two packages) as {table: DataFrame}."""
     streams = case["streams"]
     loads = [{s: body["loads"][i] for s, body in streams.items()} for i in range(2)]
-    peer = run_dlt(work / "dlt", loads, copy.deepcopy({s: body["dlt"] for s, body in streams.items()}))  # dlt edits them
+    peer = run_dlt(work / "dlt", loads, copy.deepcopy({s: body["dlt"] for s, body in streams.items()}),  # dlt edits them
+                   naming=case.get("naming", "snake_case"))
     (work / "landing").mkdir()
     doc = {"warehouse": "wh", "sources": [{
-        "name": "chain", "landing": "landing", "convention": "dlt", **(source_settings or {}),
+        "name": "chain", "landing": "landing", "convention": "direct" if case.get("naming") == "direct" else "dlt",
+        **(source_settings or {}),
         "streams": {s: lakenorm_stream_settings(body["dlt"]) for s, body in streams.items()}}],
         "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "2"}}
     (work / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
@@ -51,6 +53,7 @@ def run_both(spark, work: Path, case: dict, source_settings: dict | None = None)
 
 
 def assert_same_tables(peer: dict, ours, tables: list[str]) -> None:
+    assert set(tables) <= set(peer)
     for name in tables:
         df = ours(name)
         ours_types = data_columns(dict(df.dtypes))
@@ -80,3 +83,14 @@ def test_primary_key_merge_and_column_hints_give_dlts_tables(spark, tmp_path):
     assert_same_tables(peer, ours, ["accounts", "accounts__tags", "events", "users"])
     assert sorted(r["id"] for r in ours("accounts").collect()) == [1, 2, 3, 4]  # one current row per key
     assert ours("accounts_scd").count() == 5  # every version kept in history
+
+
+@pytest.mark.slow
+def test_direct_naming_gives_dlts_table_and_column_names(spark, tmp_path):
+    case = json.loads((CASES / "direct.json").read_text(encoding="utf-8"))
+    peer, ours = run_both(spark, tmp_path, case)
+
+    tables = sorted(t for t in peer if not t.startswith("_dlt"))
+    assert tables == ["Orders", "Orders▶Line_Items", "Orders▶Tags"]
+    assert "Kunde▶Straße" in peer["Orders"]["types"] and "日本" in peer["Orders"]["types"]
+    assert_same_tables(peer, ours, tables)
