@@ -24,7 +24,10 @@ DEFAULT_SPARK = {"master": "local[2]"}
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _TOP_KEYS = {"warehouse", "sources", "spark"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
-                "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors"}
+                "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors", "settings"}
+_SETTINGS_KEYS = {"detections", "preferred_types"}
+DETECTIONS = ("iso_timestamp", "iso_date", "large_integer", "hexbytes_to_text", "wei_to_double")
+"""dlt's type detections lakenorm takes (`timestamp`, numbers near now as epoch seconds, is not supported)."""
 _STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns"}
 _COLUMN_HINT_KEYS = {"data_type", "primary_key"}
 DATA_TYPES = ("text", "bigint", "double", "bool", "timestamp", "date", "decimal", "json")
@@ -51,6 +54,15 @@ class StreamOverride:
 
 
 @dataclass(frozen=True)
+class SchemaSettings:
+    """dlt's schema `settings` of a source (SPEC §5.4): steer the types of inferred columns."""
+
+    detections: tuple[str, ...] = ("iso_timestamp",)
+    preferred_types: tuple[tuple[str, str], ...] = ()
+    """(column name or `re:<regex>`, dlt data type), in order: the first that matches a new column wins."""
+
+
+@dataclass(frozen=True)
 class SourceConfig:
     name: str
     landing: Path
@@ -63,6 +75,7 @@ class SourceConfig:
     """What the landing holds (SPEC §2.4): an input kind of `normalization_core.inputs`."""
     settle_seconds: int = DEFAULT_SETTLE_SECONDS
     """Producer files (not `packages`) modified less than this long ago are still being written: skipped."""
+    settings: SchemaSettings = SchemaSettings()
     deletion_vectors: bool = False
     """Whether `append_dedup` tables (history, current, children) use Delta deletion vectors: cheaper MERGEs,
     but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
@@ -165,7 +178,28 @@ def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
         streams=_parse_stream_overrides(doc.get("streams") or {}, where),
         input=kind, settle_seconds=_non_negative_int(doc, "settle_seconds", DEFAULT_SETTLE_SECONDS, where),
         deletion_vectors=_bool(doc, "deletion_vectors", False, where),
+        settings=_parse_settings(doc.get("settings") or {}, f"{where}: settings"),
     )
+
+
+def _parse_settings(doc: Any, where: str) -> SchemaSettings:
+    doc = _mapping(doc, where, "'settings'")
+    _no_unknown_keys(doc, _SETTINGS_KEYS, where, "'settings'")
+    detections = doc.get("detections", list(SchemaSettings.detections))
+    if not isinstance(detections, list) or not all(d in DETECTIONS for d in detections):
+        raise ConfigError(where, f"'detections' must be a list of {', '.join(DETECTIONS)}, got {detections!r}")
+    preferred = []
+    for name, data_type in _mapping(doc.get("preferred_types") or {}, where, "'preferred_types'").items():
+        if data_type not in DATA_TYPES:
+            raise ConfigError(where, f"preferred_types.{name}: unknown data type {data_type!r} "
+                                     f"(choose one of {', '.join(DATA_TYPES)})")
+        if str(name).startswith("re:"):
+            try:
+                re.compile(str(name)[3:])
+            except re.error as exc:
+                raise ConfigError(where, f"preferred_types.{name}: not a valid regular expression ({exc})") from None
+        preferred.append((str(name), data_type))
+    return SchemaSettings(detections=tuple(detections), preferred_types=tuple(preferred))
 
 
 def _parse_stream_overrides(doc: Any, where: str) -> dict[str, StreamOverride]:

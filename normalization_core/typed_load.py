@@ -119,7 +119,8 @@ def inference_steering(source: SourceConfig, stream: str) -> Steering:
     """The source's and the stream's settings that steer inference (SPEC §5.4)."""
     override = source.streams.get(stream)
     hints = override.columns if override else {}
-    return Steering(data_types={key: hint.data_type for key, hint in hints.items() if hint.data_type})
+    return Steering(detections=source.settings.detections, preferred_types=source.settings.preferred_types,
+                    data_types={key: hint.data_type for key, hint in hints.items() if hint.data_type})
 
 
 def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str, StreamPlan]:

@@ -12,6 +12,7 @@ every name, table and type of the previous version and only adds.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -59,6 +60,9 @@ class Steering:
     detections: tuple[str, ...] = DEFAULT_DETECTIONS
     data_types: dict[str, str] = field(default_factory=dict)
     """dlt data type of root columns by record key (`columns` hints), matched after normalizing."""
+    preferred_types: tuple[tuple[str, str], ...] = ()
+    """(column name or `re:<regex>`, dlt data type): the type of a new column of any table whose name matches
+    (regexes are searched in the normalized name, names are normalized and compared whole), after hints."""
 
 
 def infer_schema(stream: str, observed: Observed, convention: str = "native", max_identifier_length: int | None = None,
@@ -114,7 +118,8 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     for steps, kind in sorted(set(observed)):
         root.at(steps).kinds.add(kind)
     conv = get_convention(convention, max_length)
-    specs = _Specs(steering.detections, max_nesting, _HintIndex(steering.data_types, conv))
+    specs = _Specs(steering.detections, max_nesting, _HintIndex(steering.data_types, conv),
+                   _PreferredTypes(steering.preferred_types, conv))
     record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     layout = _Layout(conv, system_names(convention), max_nesting, previous)
     tables, collisions = layout.build(stream, record if isinstance(record, Obj) else Obj(()))
@@ -130,15 +135,18 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
 class _Specs(dict):
     """Column specs by path steps, and the detections that decide which string kinds type a column."""
 
-    def __init__(self, detections: tuple[str, ...], max_nesting: int, hinted: dict[str, str]) -> None:
+    def __init__(self, detections: tuple[str, ...], max_nesting: int, hinted: _HintIndex,
+                 preferred: _PreferredTypes) -> None:
         super().__init__()
         self.detections = detections
         self.max_nesting = max_nesting
         self.hinted = hinted
+        self.preferred = preferred
 
     def hint(self, steps: tuple[str, ...]) -> str | None:
-        """The hinted kind of the root column at `steps` (a key of the record), if any."""
-        return self.hinted.get(steps[0][len(KEY_STEP):]) if len(steps) == 1 else None
+        """The kind a column hint (root columns) or a preferred type gives the new column at `steps`."""
+        hinted = self.hinted.get(steps[0][len(KEY_STEP):]) if len(steps) == 1 else None
+        return hinted or self.preferred.kind_of(steps)
 
     def type_of(self, kinds: Iterable[str]) -> str:
         """The first type by precedence; an undetected string kind types as text (it still fits a timestamp)."""
@@ -161,6 +169,31 @@ class _HintIndex(dict):
 
     def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
         return super().get(self.conv.normalize_path(key), default)
+
+
+class _PreferredTypes:
+    """dlt's `preferred_types` over the names columns get in their table."""
+
+    def __init__(self, rules: tuple[tuple[str, str], ...], conv: NamingConvention) -> None:
+        self.conv = conv
+        self.rules = [(re.compile(name[3:]) if name.startswith("re:") else None, conv.normalize_path(name), kind)
+                      for name, kind in rules]
+
+    def kind_of(self, steps: tuple[str, ...]) -> str | None:
+        if not self.rules:
+            return None
+        name = self.column_name(steps)
+        for regex, plain, kind in self.rules:
+            if regex.search(name) if regex is not None else plain == name:
+                return kind
+        return None
+
+    def column_name(self, steps: tuple[str, ...]) -> str:
+        """The column's name in its table, as the layout forms it (before collisions and shortening)."""
+        if steps[-1:] == (ARRAY_STEP,):
+            return "value"
+        keys = steps[len(steps) - steps[::-1].index(ARRAY_STEP):] if ARRAY_STEP in steps else steps
+        return self.conv.make_path(*(self.conv.normalize_path(k[len(KEY_STEP):]) for k in keys))
 
 
 def _node(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:

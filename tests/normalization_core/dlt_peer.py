@@ -34,12 +34,13 @@ def comparable(rows: list[dict], columns: list[str]) -> list[tuple]:
 
 
 def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, dict] | None = None,
-            naming: str = "snake_case") -> dict[str, Any]:
+            naming: str = "snake_case", settings: dict | None = None) -> dict[str, Any]:
     """Each load ({stream: records}) as one `pipeline.run` into a parquet filesystem destination.
 
     `hints`: `dlt.resource` arguments per stream (`write_disposition`, `primary_key`, `columns`, ...); a
     `merge` stream is written as a Delta table, the filesystem destination's only format that merges.
-    `naming`: dlt's naming convention (`schema.naming`).
+    `naming`: dlt's naming convention (`schema.naming`); `settings`: the schema's `detections` and
+    `preferred_types`, as lakenorm's source `settings`.
     Returns {table: {"types": {column: dlt data_type}, "rows": [row dicts]}} for data and system tables.
     """
     import dlt
@@ -52,10 +53,11 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
                             destination=dlt.destinations.filesystem(bucket_url=bucket.resolve().as_uri()))
     os.environ["SCHEMA__NAMING"] = naming
     try:
-        for load in loads:
+        for i, load in enumerate(loads):
             resources = [dlt.resource(records, name=stream, **_resource_args((hints or {}).get(stream)))
                          for stream, records in load.items()]
-            pipeline.run(resources, loader_file_format="parquet")
+            schema = _schema(dlt, settings) if settings and i == 0 else None
+            pipeline.run(resources, loader_file_format="parquet", schema=schema)
     finally:
         del os.environ["SCHEMA__NAMING"]
     schema = pipeline.default_schema
@@ -67,6 +69,16 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
         types = {c: spec["data_type"] for c, spec in schema.get_table_columns(name).items()}
         tables[name] = {"types": types, "rows": _rows(folder, pq)}
     return tables
+
+
+def _schema(dlt: Any, settings: dict) -> Any:
+    schema = dlt.Schema("peer")
+    for detection in list(schema.settings.get("detections") or []):
+        schema.remove_type_detection(detection)
+    for detection in settings.get("detections", ["iso_timestamp"]):
+        schema.add_type_detection(detection)
+    schema.update_preferred_types(settings.get("preferred_types") or {})
+    return schema
 
 
 def _resource_args(hints: dict | None) -> dict:

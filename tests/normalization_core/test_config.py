@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from normalization_core.config import ColumnHint, load_config, parse_config
+from normalization_core.config import ColumnHint, SchemaSettings, load_config, parse_config
 from normalization_core.errors import ConfigError
 
 
@@ -26,6 +26,13 @@ def test_defaults_and_relative_paths(tmp_path):
 
 def test_deletion_vectors_are_a_per_source_switch(tmp_path):
     assert parse_config(config_doc(tmp_path, deletion_vectors=True), tmp_path).source("shop").deletion_vectors is True
+
+
+def test_schema_settings_keep_dlts_default_detection_and_the_order_of_preferred_types(tmp_path):
+    assert parse_config(config_doc(tmp_path), tmp_path).source("shop").settings == SchemaSettings(("iso_timestamp",), ())
+    doc = config_doc(tmp_path, settings={"detections": ["iso_date"], "preferred_types": {"re:_at$": "timestamp", "x": "text"}})
+    assert parse_config(doc, tmp_path).source("shop").settings == SchemaSettings(
+        ("iso_date",), (("re:_at$", "timestamp"), ("x", "text")))
 
 
 def test_airbyte_convention_defaults_to_63_characters(tmp_path):
@@ -61,6 +68,10 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
     (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
     (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
+    (lambda d: d["sources"][0].update(settings={"detections": ["timestamp"]}), "'detections' must be a list of iso_"),
+    (lambda d: d["sources"][0].update(settings={"preferred_types": {"re:(": "text"}}), "not a valid regular expression"),
+    (lambda d: d["sources"][0].update(settings={"preferred_types": {"x": "int"}}), "unknown data type 'int'"),
+    (lambda d: d["sources"][0].update(settings={"detection": []}), "unknown key 'detection' in 'settings'"),
     (lambda d: d["sources"][0].update(deletion_vectors="no"), "'deletion_vectors' must be true or false, got 'no'"),
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),

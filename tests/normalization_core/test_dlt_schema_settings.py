@@ -32,16 +32,16 @@ def lakenorm_stream_settings(dlt_args: dict) -> dict:
     return settings
 
 
-def run_both(spark, work: Path, case: dict, source_settings: dict | None = None):
+def run_both(spark, work: Path, case: dict):
     """dlt's tables, and lakenorm's (the CLI over two packages) as {table: DataFrame}."""
     streams = case["streams"]
     loads = [{s: body["loads"][i] for s, body in streams.items()} for i in range(2)]
     peer = run_dlt(work / "dlt", loads, copy.deepcopy({s: body["dlt"] for s, body in streams.items()}),  # dlt edits them
-                   naming=case.get("naming", "snake_case"))
+                   naming=case.get("naming", "snake_case"), settings=case.get("settings"))
     (work / "landing").mkdir()
     doc = {"warehouse": "wh", "sources": [{
         "name": "chain", "landing": "landing", "convention": "direct" if case.get("naming") == "direct" else "dlt",
-        **(source_settings or {}),
+        **({"settings": case["settings"]} if "settings" in case else {}),
         "streams": {s: lakenorm_stream_settings(body["dlt"]) for s, body in streams.items()}}],
         "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "2"}}
     (work / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
@@ -94,3 +94,13 @@ def test_direct_naming_gives_dlts_table_and_column_names(spark, tmp_path):
     assert tables == ["Orders", "Orders▶Line_Items", "Orders▶Tags"]
     assert "Kunde▶Straße" in peer["Orders"]["types"] and "日本" in peer["Orders"]["types"]
     assert_same_tables(peer, ours, tables)
+
+
+@pytest.mark.slow
+def test_detections_and_preferred_types_give_dlts_types(spark, tmp_path):
+    case = json.loads((CASES / "settings.json").read_text())
+    peer, ours = run_both(spark, tmp_path, case)
+
+    assert {c: peer["orders"]["types"][c] for c in ("amount_net", "amount_gross", "code", "created_at", "due_on")} == {
+        "amount_net": "double", "amount_gross": "double", "code": "text", "created_at": "text", "due_on": "date"}
+    assert_same_tables(peer, ours, ["orders", "orders__items"])

@@ -49,6 +49,18 @@ def test_data_type_hints_choose_the_main_type_of_root_columns_by_their_normalize
         ("code", "bigint"), ("code__v_text", "string")]
 
 
+def test_preferred_types_type_new_columns_of_every_table_by_name_or_regex_after_hints():
+    pairs = FIRST | {(steps("created_at"), "timestamp"), (steps("items", "[]", "amount_x"), "bigint")}
+    steering = Steering(preferred_types=(("re:^amount", "double"), ("re:_at$", "text"), ("Id", "text")),
+                        data_types={"id": "decimal"})
+    schema = infer_schema("s", pairs, steering=steering)
+    assert columns(schema) == [("created_at", "string"), ("id", "decimal(38,0)"), ("n", "bigint"), ("o__a", "string")]
+    assert columns(schema, "s__items") == [("amount_x", "double"), ("q", "bigint")]
+    later = evolve(schema, {(steps("n"), "bigint"), (steps("amount"), "bigint")}, steering)
+    assert columns(later)[-1] == ("amount", "double")
+    assert columns(evolve(schema, {(steps("created_at"), "timestamp")}))[0] == ("created_at", "string")
+
+
 def test_evolution_adds_columns_and_tables_and_never_retypes_or_renames():
     first = infer_schema("s", FIRST)
     later = {(steps("id"), "double"), (steps("n"), "text"), (steps("new"), "bool"),
