@@ -24,11 +24,15 @@ DEFAULT_SPARK = {"master": "local[2]"}
 _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _TOP_KEYS = {"warehouse", "sources", "spark"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
-                "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors", "settings"}
+                "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors", "settings",
+                "schema_contract"}
+CONTRACT_ENTITIES = ("tables", "columns", "data_type")
+CONTRACT_MODES = ("evolve", "freeze")
+"""dlt's contract modes lakenorm implements (`discard_row` and `discard_value` are not implemented yet)."""
 _SETTINGS_KEYS = {"detections", "preferred_types"}
 DETECTIONS = ("iso_timestamp", "iso_date", "large_integer", "hexbytes_to_text", "wei_to_double")
 """dlt's type detections lakenorm takes (`timestamp`, numbers near now as epoch seconds, is not supported)."""
-_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns"}
+_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns", "schema_contract"}
 _COLUMN_HINT_KEYS = {"data_type", "primary_key"}
 DATA_TYPES = ("text", "bigint", "double", "bool", "timestamp", "date", "decimal", "json")
 """dlt's data types a column hint may name (an inferred column's type; SPEC §5.2)."""
@@ -49,8 +53,19 @@ class StreamOverride:
     destination_sync_mode: SyncMode | None = None
     primary_key: tuple[tuple[str, ...], ...] | None = None
     cursor_field: tuple[str, ...] | None = None
+    schema_contract: dict[str, str] = field(default_factory=dict)
+    """Contract modes by entity that replace the source's for this stream."""
     columns: dict[str, ColumnHint] = field(default_factory=dict)
     """Hints per root column of an inferred stream by record key (matched after normalizing), as dlt's `columns=`."""
+
+
+@dataclass(frozen=True)
+class SchemaContract:
+    """dlt's `schema_contract`: a mode per entity (SPEC §5.4)."""
+
+    tables: str = "evolve"
+    columns: str = "evolve"
+    data_type: str = "evolve"
 
 
 @dataclass(frozen=True)
@@ -76,6 +91,7 @@ class SourceConfig:
     settle_seconds: int = DEFAULT_SETTLE_SECONDS
     """Producer files (not `packages`) modified less than this long ago are still being written: skipped."""
     settings: SchemaSettings = SchemaSettings()
+    schema_contract: SchemaContract = SchemaContract()
     deletion_vectors: bool = False
     """Whether `append_dedup` tables (history, current, children) use Delta deletion vectors: cheaper MERGEs,
     but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
@@ -179,7 +195,24 @@ def _parse_source(doc: Any, base_dir: Path, where: str) -> SourceConfig:
         input=kind, settle_seconds=_non_negative_int(doc, "settle_seconds", DEFAULT_SETTLE_SECONDS, where),
         deletion_vectors=_bool(doc, "deletion_vectors", False, where),
         settings=_parse_settings(doc.get("settings") or {}, f"{where}: settings"),
+        schema_contract=SchemaContract(**_parse_contract(doc.get("schema_contract"), where)),
     )
+
+
+def _parse_contract(doc: Any, where: str) -> dict[str, str]:
+    """A mode for every entity (`freeze`), or some entities' modes (`{columns: freeze}`)."""
+    if doc is None:
+        return {}
+    modes = {entity: doc for entity in CONTRACT_ENTITIES} if isinstance(doc, str) else _mapping(
+        doc, where, "'schema_contract'")
+    _no_unknown_keys(modes, set(CONTRACT_ENTITIES), where, "'schema_contract'")
+    for entity, mode in modes.items():
+        if mode in ("discard_row", "discard_value"):
+            raise ConfigError(where, f"schema_contract.{entity}: {mode!r} is not supported yet (use evolve or freeze)")
+        if mode not in CONTRACT_MODES:
+            raise ConfigError(where, f"schema_contract.{entity}: unknown mode {mode!r} "
+                                     f"(choose one of {', '.join(CONTRACT_MODES)})")
+    return dict(modes)
 
 
 def _parse_settings(doc: Any, where: str) -> SchemaSettings:
@@ -219,6 +252,7 @@ def _parse_stream_overrides(doc: Any, where: str) -> dict[str, StreamOverride]:
             primary_key=None if pk is None else tuple(tuple(_path(p, at)) for p in _key_list(pk, at)),
             cursor_field=None if cursor is None else tuple(_path(cursor, at)),
             columns=_parse_column_hints(body.get("columns") or {}, at),
+            schema_contract=_parse_contract(body.get("schema_contract"), at),
         )
     return overrides
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +101,30 @@ def _rows(folder: Path, pq: Any) -> list[dict]:
         elif file.name.endswith(".jsonl"):
             rows += [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
     return rows
+
+
+def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], contract: Any) -> str | None:
+    """Run `first` with dlt's default contract, then `second` under `contract` (stream `s`): the entity
+    whose contract refused the second load (`tables`, `columns`, `data_type`), None if it loaded."""
+    import dlt
+    from dlt.common.schema.exceptions import DataValidationError
+    from dlt.pipeline.exceptions import PipelineStepFailed
+
+    os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
+                       "RUNTIME__DLTHUB_TELEMETRY": "false"})
+    pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
+        bucket_url=(workdir / "tables").resolve().as_uri()))
+    pipeline.run(dlt.resource(first, name="s"), loader_file_format="parquet")
+    try:
+        pipeline.run(dlt.resource(second, name="s", schema_contract=contract), loader_file_format="parquet")
+    except PipelineStepFailed as failed:
+        error: BaseException | None = failed
+        while error is not None and not isinstance(error, DataValidationError):
+            error = getattr(error, "exception", None) or error.__cause__ or error.__context__
+        if error is not None:
+            return error.schema_entity
+        found = re.search(r"Contract on `(\w+)` with `contract_mode=freeze` is violated", str(failed))
+        if found is None:  # a failure that is not a contract's
+            raise
+        return found.group(1)
+    return None

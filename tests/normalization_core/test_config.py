@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from normalization_core.config import ColumnHint, SchemaSettings, load_config, parse_config
+from normalization_core.config import ColumnHint, SchemaContract, SchemaSettings, load_config, parse_config
 from normalization_core.errors import ConfigError
+from normalization_core.schema.contract import stream_contract
 
 
 def config_doc(tmp_path, **source):
@@ -33,6 +34,15 @@ def test_schema_settings_keep_dlts_default_detection_and_the_order_of_preferred_
     doc = config_doc(tmp_path, settings={"detections": ["iso_date"], "preferred_types": {"re:_at$": "timestamp", "x": "text"}})
     assert parse_config(doc, tmp_path).source("shop").settings == SchemaSettings(
         ("iso_date",), (("re:_at$", "timestamp"), ("x", "text")))
+
+
+def test_schema_contract_of_a_source_and_its_streams(tmp_path):
+    doc = config_doc(tmp_path, schema_contract="freeze", streams={"e": {"schema_contract": {"columns": "evolve"}}})
+    src = parse_config(doc, tmp_path).source("shop")
+    assert src.schema_contract == SchemaContract("freeze", "freeze", "freeze")
+    assert stream_contract(src, "e") == SchemaContract(tables="freeze", columns="evolve", data_type="freeze")
+    assert stream_contract(src, "other") == src.schema_contract
+    assert parse_config(config_doc(tmp_path), tmp_path).source("shop").schema_contract == SchemaContract()
 
 
 def test_airbyte_convention_defaults_to_63_characters(tmp_path):
@@ -72,6 +82,10 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"re:(": "text"}}), "not a valid regular expression"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"x": "int"}}), "unknown data type 'int'"),
     (lambda d: d["sources"][0].update(settings={"detection": []}), "unknown key 'detection' in 'settings'"),
+    (lambda d: d["sources"][0].update(schema_contract="lock"), "schema_contract.tables: unknown mode 'lock'"),
+    (lambda d: d["sources"][0].update(schema_contract={"rows": "freeze"}), "unknown key 'rows' in 'schema_contract'"),
+    (lambda d: d["sources"][0].update(streams={"e": {"schema_contract": {"columns": "discard_row"}}}),
+     "streams.e: schema_contract.columns: 'discard_row' is not supported yet"),
     (lambda d: d["sources"][0].update(deletion_vectors="no"), "'deletion_vectors' must be true or false, got 'no'"),
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
