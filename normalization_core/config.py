@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -236,15 +237,9 @@ def _parse_settings(doc: Any, where: str) -> SchemaSettings:
 
 
 def _parse_stream_overrides(doc: Any, where: str) -> dict[str, StreamOverride]:
-    doc = _mapping(doc, where, "'streams'")
     overrides = {}
-    for stream, body in doc.items():
-        at = f"{where}: streams.{stream}"
-        body = _mapping(body or {}, at, "a stream override")
-        _no_unknown_keys(body, _STREAM_KEYS, at, "a stream override")
-        mode = body.get("destination_sync_mode")
-        if mode is not None and mode not in SYNC_MODES:
-            raise ConfigError(at, f"unknown destination_sync_mode {mode!r} (choose one of {', '.join(SYNC_MODES)})")
+    for stream, body, at in _entries(doc, where, "streams", "a stream override", _STREAM_KEYS):
+        mode = _choice(body, "destination_sync_mode", SYNC_MODES, at)
         pk = body.get("primary_key")
         cursor = body.get("cursor_field")
         overrides[str(stream)] = StreamOverride(
@@ -263,16 +258,25 @@ def _key_list(value: Any, where: str) -> list:
 
 
 def _parse_column_hints(doc: Any, where: str) -> dict[str, ColumnHint]:
-    hints = {}
-    for column, body in _mapping(doc, where, "'columns'").items():
-        at = f"{where}: columns.{column}"
-        body = _mapping(body or {}, at, "a column hint")
-        _no_unknown_keys(body, _COLUMN_HINT_KEYS, at, "a column hint")
-        data_type = body.get("data_type")
-        if data_type is not None and data_type not in DATA_TYPES:
-            raise ConfigError(at, f"unknown data_type {data_type!r} (choose one of {', '.join(DATA_TYPES)})")
-        hints[str(column)] = ColumnHint(data_type=data_type, primary_key=_bool(body, "primary_key", False, at))
-    return hints
+    return {column: ColumnHint(data_type=_choice(body, "data_type", DATA_TYPES, at),
+                               primary_key=_bool(body, "primary_key", False, at))
+            for column, body, at in _entries(doc, where, "columns", "a column hint", _COLUMN_HINT_KEYS)}
+
+
+def _entries(doc: Any, where: str, key: str, what: str, allowed: set[str]) -> Iterator[tuple[str, dict, str]]:
+    """(name, settings, where) of each entry of the mapping under `key`, its keys checked."""
+    for name, body in _mapping(doc, where, f"'{key}'").items():
+        at = f"{where}: {key}.{name}"
+        body = _mapping(body or {}, at, what)
+        _no_unknown_keys(body, allowed, at, what)
+        yield str(name), body, at
+
+
+def _choice(doc: dict, key: str, choices: tuple[str, ...], where: str) -> str | None:
+    value = doc.get(key)
+    if value is not None and value not in choices:
+        raise ConfigError(where, f"unknown {key} {value!r} (choose one of {', '.join(choices)})")
+    return value
 
 
 def _parse_spark(doc: Any, where: str) -> dict[str, str]:
