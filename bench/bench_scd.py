@@ -4,6 +4,8 @@ In one Spark session, for each history size it builds the stream's history and c
 ranges (no files: `--versions` versions per key, as one rebuild), then applies the same package of
 `--updates` new versions (keys spread over the smallest key space) with the incremental MERGE path, and
 prints the update times and their ratio. A ratio near 1 means the cost does not grow with the table.
+Each size runs with deletion vectors off and on (`--deletion-vectors`), printing the Spark jobs and wall time
+of the update and the machine's load average (the figures are only comparable on a quiet machine).
 
     .venv/bin/python bench/bench_scd.py --keys 100000 1000000 --updates 10000 --out bench/out/scd
     .venv/bin/python bench/bench_scd.py --keys 1000 10000 --updates 100      # toy size, a minute
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -23,7 +26,7 @@ from normalization_core.catalog import parse_catalog
 from normalization_core.columns import NATIVE as N
 from normalization_core.config import LakenormConfig, parse_config
 from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
-from normalization_core.io.delta import MERGED_TABLE_PROPERTIES, read_table, replace_all
+from normalization_core.io.delta import merged_table_properties, read_table, replace_all
 from normalization_core.io.spark import build_spark_session
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.transform import raw as R
@@ -59,35 +62,51 @@ def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: 
 
 
 def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int) -> None:
-    p = plan()
+    p, props = plan(), merged_table_properties(config.source("bench").deletion_vectors)
     history = scd_history(parse_versions(raw_rows(spark, keys * versions, keys, 0, "history"), N, p.schema), N, p)
-    replace_all(history, config.table_path("bench", f"{STREAM}_scd"), MERGED_TABLE_PROPERTIES)
+    replace_all(history, config.table_path("bench", f"{STREAM}_scd"), props)
     written = read_table(spark, config.table_path("bench", f"{STREAM}_scd"))
     replace_all(written.where(N.is_current).select(*current_columns(N, written.columns)),
-                config.table_path("bench", STREAM), MERGED_TABLE_PROPERTIES)
+                config.table_path("bench", STREAM), props)
 
 
-def apply_update(spark: SparkSession, config: LakenormConfig, keys: int, updates: int, smallest: int) -> float:
+def apply_update(spark: SparkSession, config: LakenormConfig, keys: int, updates: int,
+                 smallest: int) -> tuple[float, int]:
+    """Seconds and Spark jobs of one update package."""
     p = plan()
     package = raw_rows(spark, updates, keys, 1_000_000, "update", step=max(1, smallest // updates))
-    started = time.monotonic()
+    jobs, started = _jobs(spark), time.monotonic()
     write_dedup_tables(spark, config, config.source("bench"), N, p, package, ["update"])
-    return time.monotonic() - started
+    return time.monotonic() - started, _jobs(spark) - jobs
 
 
-def run(spark: SparkSession, out: Path, keys: int, versions: int, updates: int, smallest: int) -> float:
-    root = out / f"keys-{keys}"
+def run(spark: SparkSession, out: Path, keys: int, versions: int, updates: int, smallest: int,
+        deletion_vectors: bool) -> float:
+    dv = "on" if deletion_vectors else "off"
+    root = out / f"keys-{keys}-dv-{dv}"
     shutil.rmtree(root, ignore_errors=True)
     (root / "landing").mkdir(parents=True)
     (root / "catalog.json").write_text(json.dumps(CATALOG))
     config = parse_config({"warehouse": "wh", "sources": [
-        {"name": "bench", "landing": "landing", "catalog": "catalog.json"}]}, base_dir=root)
+        {"name": "bench", "landing": "landing", "catalog": "catalog.json", "deletion_vectors": deletion_vectors}]},
+        base_dir=root)
     started = time.monotonic()
     build_history(spark, config, keys, versions)
-    print(f"| {keys} keys | history of {keys * versions} rows built in {time.monotonic() - started:.1f} s |")
-    seconds = apply_update(spark, config, keys, updates, smallest)
-    print(f"| {keys} keys | update of {updates} records applied in {seconds:.1f} s |")
+    print(f"| {keys} keys | DVs {dv} | history of {keys * versions} rows built in {time.monotonic() - started:.1f} s |")
+    seconds, jobs = apply_update(spark, config, keys, updates, smallest)
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"| {keys} keys | DVs {dv} | update of {updates} records: {seconds:.1f} s, {jobs} Spark jobs, "
+          f"{_files(root / 'wh' / 'bench')} data files | load average {load} |")
     return seconds
+
+
+def _jobs(spark: SparkSession) -> int:
+    return spark.sparkContext._jsc.sc().dagScheduler().numTotalJobs()
+
+
+def _files(tables: Path) -> int:
+    """Parquet files of the stream's tables, all versions (a MERGE without DVs rewrites the files it touches)."""
+    return sum(1 for _ in tables.rglob("*.parquet"))
 
 
 def main() -> None:
@@ -97,10 +116,12 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=Path("bench/out/scd"))
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--deletion-vectors", nargs="+", choices=["off", "on"], default=["off", "on"])
     args = parser.parse_args()
     spark = build_spark_session({"master": args.master, "spark.ui.enabled": "false"}, app_name="bench-scd")
-    times = [run(spark, args.out, k, args.versions, args.updates, min(args.keys)) for k in args.keys]
-    print(f"ratio of update times (largest / smallest history): {times[-1] / times[0]:.2f}")
+    for dv in args.deletion_vectors:
+        times = [run(spark, args.out, k, args.versions, args.updates, min(args.keys), dv == "on") for k in args.keys]
+        print(f"DVs {dv}: ratio of update times (largest / smallest history): {times[-1] / times[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -89,11 +89,13 @@ def stream_settings(source: SourceConfig, catalog: dict[str, StreamSettings], st
     override = source.streams.get(stream)
     if override is None:
         return settings
+    hinted_key = tuple((column,) for column, hint in override.columns.items() if hint.primary_key)
+    primary_key = override.primary_key if override.primary_key is not None else hinted_key or settings.primary_key
     return replace(
         settings,
         destination_sync_mode=override.destination_sync_mode or settings.destination_sync_mode,
         cursor_field=override.cursor_field if override.cursor_field is not None else settings.cursor_field,
-        primary_key=override.primary_key if override.primary_key is not None else settings.primary_key,
+        primary_key=primary_key,
     )
 
 

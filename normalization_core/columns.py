@@ -142,7 +142,7 @@ AIRBYTE = SystemNames(
     raw_table_prefix="_airbyte_raw_", child_record_columns=True,
 )
 
-BY_CONVENTION: dict[str, SystemNames] = {"native": NATIVE, "dlt": DLT, "airbyte": AIRBYTE}
+BY_CONVENTION: dict[str, SystemNames] = {"native": NATIVE, "dlt": DLT, "airbyte": AIRBYTE, "direct": DLT}
 
 
 def system_names(convention: str) -> SystemNames:

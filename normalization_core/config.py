@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -12,7 +13,7 @@ import yaml
 from normalization_core.errors import ConfigError
 from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
 
-Convention = Literal["native", "dlt", "airbyte"]
+Convention = Literal["native", "dlt", "airbyte", "direct"]
 SyncMode = Literal["append", "overwrite", "append_dedup"]
 InputKind = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
 INPUT_KINDS: tuple[str, ...] = get_args(InputKind)
@@ -26,8 +27,26 @@ _SOURCE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _TOP_KEYS = {"warehouse", "sources", "spark", "object_store"}
 _OBJECT_STORE_KEYS = {"endpoint", "region", "path_style_access"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
-                "max_table_nesting", "streams", "input", "settle_seconds"}
-_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field"}
+                "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors", "settings",
+                "schema_contract"}
+CONTRACT_ENTITIES = ("tables", "columns", "data_type")
+CONTRACT_MODES = ("evolve", "freeze")
+"""dlt's contract modes lakenorm implements (`discard_row` and `discard_value` are not implemented yet)."""
+_SETTINGS_KEYS = {"detections", "preferred_types"}
+DETECTIONS = ("iso_timestamp", "iso_date", "large_integer", "hexbytes_to_text", "wei_to_double")
+"""dlt's type detections lakenorm takes (`timestamp`, numbers near now as epoch seconds, is not supported)."""
+_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns", "schema_contract"}
+_COLUMN_HINT_KEYS = {"data_type", "primary_key"}
+DATA_TYPES = ("text", "bigint", "double", "bool", "timestamp", "date", "decimal", "json")
+"""dlt's data types a column hint may name (an inferred column's type; SPEC §5.2)."""
+
+
+@dataclass(frozen=True)
+class ColumnHint:
+    """dlt's column hints for a column of an inferred stream's root table (SPEC §5.4)."""
+
+    data_type: str | None = None
+    primary_key: bool = False
 
 
 @dataclass(frozen=True)
@@ -37,6 +56,28 @@ class StreamOverride:
     destination_sync_mode: SyncMode | None = None
     primary_key: tuple[tuple[str, ...], ...] | None = None
     cursor_field: tuple[str, ...] | None = None
+    schema_contract: dict[str, str] = field(default_factory=dict)
+    """Contract modes by entity that replace the source's for this stream."""
+    columns: dict[str, ColumnHint] = field(default_factory=dict)
+    """Hints per root column of an inferred stream by record key (matched after normalizing), as dlt's `columns=`."""
+
+
+@dataclass(frozen=True)
+class SchemaContract:
+    """dlt's `schema_contract`: a mode per entity (SPEC §5.4)."""
+
+    tables: str = "evolve"
+    columns: str = "evolve"
+    data_type: str = "evolve"
+
+
+@dataclass(frozen=True)
+class SchemaSettings:
+    """dlt's schema `settings` of a source (SPEC §5.4): steer the types of inferred columns."""
+
+    detections: tuple[str, ...] = ("iso_timestamp",)
+    preferred_types: tuple[tuple[str, str], ...] = ()
+    """(column name or `re:<regex>`, dlt data type), in order: the first that matches a new column wins."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +94,11 @@ class SourceConfig:
     """What the landing holds (SPEC §2.4): an input kind of `normalization_core.inputs`."""
     settle_seconds: int = DEFAULT_SETTLE_SECONDS
     """Producer files (not `packages`) modified less than this long ago are still being written: skipped."""
+    settings: SchemaSettings = SchemaSettings()
+    schema_contract: SchemaContract = SchemaContract()
+    deletion_vectors: bool = False
+    """Whether `append_dedup` tables (history, current, children) use Delta deletion vectors: cheaper MERGEs,
+    but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
 
 
 @dataclass(frozen=True)
@@ -177,27 +223,89 @@ def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | Non
         max_table_nesting=_positive_int(doc, "max_table_nesting", 1000, where),
         streams=_parse_stream_overrides(doc.get("streams") or {}, where),
         input=kind, settle_seconds=_non_negative_int(doc, "settle_seconds", DEFAULT_SETTLE_SECONDS, where),
+        deletion_vectors=_bool(doc, "deletion_vectors", False, where),
+        settings=_parse_settings(doc.get("settings") or {}, f"{where}: settings"),
+        schema_contract=SchemaContract(**_parse_contract(doc.get("schema_contract"), where)),
     )
 
 
+def _parse_contract(doc: Any, where: str) -> dict[str, str]:
+    """A mode for every entity (`freeze`), or some entities' modes (`{columns: freeze}`)."""
+    if doc is None:
+        return {}
+    modes = {entity: doc for entity in CONTRACT_ENTITIES} if isinstance(doc, str) else _mapping(
+        doc, where, "'schema_contract'")
+    _no_unknown_keys(modes, set(CONTRACT_ENTITIES), where, "'schema_contract'")
+    for entity, mode in modes.items():
+        if mode in ("discard_row", "discard_value"):
+            raise ConfigError(where, f"schema_contract.{entity}: {mode!r} is not supported yet (use evolve or freeze)")
+        if mode not in CONTRACT_MODES:
+            raise ConfigError(where, f"schema_contract.{entity}: unknown mode {mode!r} "
+                                     f"(choose one of {', '.join(CONTRACT_MODES)})")
+    return dict(modes)
+
+
+def _parse_settings(doc: Any, where: str) -> SchemaSettings:
+    doc = _mapping(doc, where, "'settings'")
+    _no_unknown_keys(doc, _SETTINGS_KEYS, where, "'settings'")
+    detections = doc.get("detections", list(SchemaSettings.detections))
+    if not isinstance(detections, list) or not all(d in DETECTIONS for d in detections):
+        raise ConfigError(where, f"'detections' must be a list of {', '.join(DETECTIONS)}, got {detections!r}")
+    preferred = []
+    for name, data_type in _mapping(doc.get("preferred_types") or {}, where, "'preferred_types'").items():
+        if data_type not in DATA_TYPES:
+            raise ConfigError(where, f"preferred_types.{name}: unknown data type {data_type!r} "
+                                     f"(choose one of {', '.join(DATA_TYPES)})")
+        if str(name).startswith("re:"):
+            try:
+                re.compile(str(name)[3:])
+            except re.error as exc:
+                raise ConfigError(where, f"preferred_types.{name}: not a valid regular expression ({exc})") from None
+        preferred.append((str(name), data_type))
+    return SchemaSettings(detections=tuple(detections), preferred_types=tuple(preferred))
+
+
 def _parse_stream_overrides(doc: Any, where: str) -> dict[str, StreamOverride]:
-    doc = _mapping(doc, where, "'streams'")
     overrides = {}
-    for stream, body in doc.items():
-        at = f"{where}: streams.{stream}"
-        body = _mapping(body or {}, at, "a stream override")
-        _no_unknown_keys(body, _STREAM_KEYS, at, "a stream override")
-        mode = body.get("destination_sync_mode")
-        if mode is not None and mode not in SYNC_MODES:
-            raise ConfigError(at, f"unknown destination_sync_mode {mode!r} (choose one of {', '.join(SYNC_MODES)})")
+    for stream, body, at in _entries(doc, where, "streams", "a stream override", _STREAM_KEYS):
+        mode = _choice(body, "destination_sync_mode", SYNC_MODES, at)
         pk = body.get("primary_key")
         cursor = body.get("cursor_field")
         overrides[str(stream)] = StreamOverride(
             destination_sync_mode=mode,
-            primary_key=None if pk is None else tuple(tuple(_path(p, at)) for p in pk),
+            primary_key=None if pk is None else tuple(tuple(_path(p, at)) for p in _key_list(pk, at)),
             cursor_field=None if cursor is None else tuple(_path(cursor, at)),
+            columns=_parse_column_hints(body.get("columns") or {}, at),
+            schema_contract=_parse_contract(body.get("schema_contract"), at),
         )
     return overrides
+
+
+def _key_list(value: Any, where: str) -> list:
+    """`primary_key`: one column (`id`, as dlt takes it) or a list of field paths."""
+    return [value] if isinstance(value, str) else value if isinstance(value, list) else [_path(value, where)]
+
+
+def _parse_column_hints(doc: Any, where: str) -> dict[str, ColumnHint]:
+    return {column: ColumnHint(data_type=_choice(body, "data_type", DATA_TYPES, at),
+                               primary_key=_bool(body, "primary_key", False, at))
+            for column, body, at in _entries(doc, where, "columns", "a column hint", _COLUMN_HINT_KEYS)}
+
+
+def _entries(doc: Any, where: str, key: str, what: str, allowed: set[str]) -> Iterator[tuple[str, dict, str]]:
+    """(name, settings, where) of each entry of the mapping under `key`, its keys checked."""
+    for name, body in _mapping(doc, where, f"'{key}'").items():
+        at = f"{where}: {key}.{name}"
+        body = _mapping(body or {}, at, what)
+        _no_unknown_keys(body, allowed, at, what)
+        yield str(name), body, at
+
+
+def _choice(doc: dict, key: str, choices: tuple[str, ...], where: str) -> str | None:
+    value = doc.get(key)
+    if value is not None and value not in choices:
+        raise ConfigError(where, f"unknown {key} {value!r} (choose one of {', '.join(choices)})")
+    return value
 
 
 def _parse_spark(doc: Any, where: str) -> dict[str, str]:
@@ -251,6 +359,13 @@ def _non_negative_int(doc: dict, key: str, default: int, where: str) -> int:
     value = doc.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ConfigError(where, f"{key!r} must be a non-negative integer (seconds), got {value!r}")
+    return value
+
+
+def _bool(doc: dict, key: str, default: bool, where: str) -> bool:
+    value = doc.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(where, f"{key!r} must be true or false, got {value!r}")
     return value
 
 

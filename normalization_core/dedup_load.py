@@ -5,7 +5,7 @@ with one MERGE per table. A rebuild runs the same transforms over the whole raw 
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -16,10 +16,11 @@ from pyspark.sql import functions as F
 from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import (
-    MERGED_TABLE_PROPERTIES,
+    align_deletion_vectors,
     is_delta_table,
     materialized,
     merge_by_key,
+    merged_table_properties,
     read_table,
     replace_all,
     run_concurrently,
@@ -62,6 +63,7 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     root_doc = root_table(plan.schema)
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
     history_path = paths[names.history_table(root)]
+    props = _aligned_properties(spark, source, paths.values())
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -82,14 +84,14 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
             return rows.withColumn(DELETE, F.lit(False))
 
         changed = {names.history_table(root):
-                   merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE)}
+                   merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE, props)}
         tables = [root]
-        writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE)]
+        writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE, props)]
         if children:  # the history rows of these loads, read once for all child tables
             loaded = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
             versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root_doc)), names)
             writes += [partial(merge_by_key, spark, paths[c], partial(children_source, versioned, c),
-                               [names.row_id(find_table(plan.schema, c))], DELETE) for c in children]
+                               [names.row_id(find_table(plan.schema, c))], DELETE, props) for c in children]
             tables += children
         changed.update(zip(tables, run_concurrently(writes)))
     finally:
@@ -103,19 +105,26 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
     """Replace the stream's history, current and child tables with those of all of `raw_rows` at once."""
     root, *children = plan.tables
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
+    props = _aligned_properties(spark, source, paths.values())
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], MERGED_TABLE_PROPERTIES)
+        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props)
         history = read_table(spark, paths[names.history_table(root)])
         current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
-        writes = [partial(replace_all, current, paths[root], MERGED_TABLE_PROPERTIES)]
+        writes = [partial(replace_all, current, paths[root], props)]
         versioned = _with_version(parsed, _version_ids(history, names, root_table(plan.schema)), names)
         writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, _VERSION), paths[c],
-                           MERGED_TABLE_PROPERTIES) for c in children]
+                           props) for c in children]
         run_concurrently(writes)
     finally:
         parsed.unpersist()
     return {t: read_table(spark, p).count() for t, p in paths.items()}
+
+
+def _aligned_properties(spark: SparkSession, source: SourceConfig, paths: Iterable[str]) -> dict[str, str]:
+    """The stream's existing tables made to use deletion vectors as the source says; properties for new ones."""
+    run_concurrently([partial(align_deletion_vectors, spark, p, source.deletion_vectors) for p in paths])
+    return merged_table_properties(source.deletion_vectors)
 
 
 def scd_history(parsed: DataFrame, names: SystemNames, plan: StreamPlan) -> DataFrame:

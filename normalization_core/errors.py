@@ -33,3 +33,14 @@ class UnknownLoadError(LakenormError):
         super().__init__(
             f"source {source!r}: no complete load package {load_id!r} in {landing} "
             "(is its _manifest.json written yet?)")
+
+
+class ContractViolation(LakenormError):
+    """A load would change a stream's schema that its `schema_contract` freezes: nothing of it is committed."""
+
+    def __init__(self, source: str, stream: str, entity: str, change: str) -> None:
+        self.source, self.stream, self.entity = source, stream, entity
+        super().__init__(
+            f"source {source!r}, stream {stream!r}: schema contract on {entity!r} is 'freeze' but the load would "
+            f"{change}; nothing of the load was committed: set "
+            f"schema_contract.{entity} to 'evolve' to accept the change, or fix the data")

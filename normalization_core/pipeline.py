@@ -183,8 +183,9 @@ def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceC
                   for s, t in tables.items()]
         writes.append(partial(_write_quarantine, spark, config, source, names, packages, lines,
                               sum(c.quarantined for c in counts.values())))
-        run_concurrently(writes)
+        # schemas first: a load a frozen schema contract refuses fails before anything is committed
         plans = load_plans(spark, config, source, list(tables), partial(_stream_rows, lines, names))
+        run_concurrently(writes)
         typed = _write_typed(spark, config, source, names, packages, lines, plans, counts)
     finally:
         lines.unpersist()

@@ -21,14 +21,15 @@ from normalization_core.io.delta import read_table, replace_all, replace_loads, 
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, latest_versions_without_spark, record_versions
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
-from normalization_core.schema.inference import evolve, infer_schema
+from normalization_core.schema.contract import check_contract, stream_contract
+from normalization_core.schema.inference import Steering, evolve, infer_schema
 from normalization_core.stream_collisions import disambiguate_tables
 from normalization_core.transform.counts import NulledCounts, load_counts, nulled_by_load, observe_loads
 from normalization_core.transform.inference import observed_types
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import PARSED, parse_records
 
-TYPED_CONVENTIONS = ("native", "dlt", "airbyte")
+TYPED_CONVENTIONS = ("native", "dlt", "airbyte", "direct")
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def versions_path(config: LakenormConfig, source: SourceConfig) -> str:
 def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig, streams: Iterable[str],
                rows_of: Callable[[str], DataFrame]) -> dict[str, StreamPlan]:
     """Plans of a load's streams, each schema stored as a version (SPEC §5.3): catalog streams from the
-    catalog, the others inferred from `rows_of(stream)` (their raw rows) and evolved from their stored schema."""
+    catalog, the others inferred from `rows_of(stream)` (their raw rows) and evolved from their stored schema,
+    as far as the stream's schema contract lets them (else `ContractViolation`, before any version is stored)."""
     catalog_plans = stream_plans(source)
     plans = {s: catalog_plans[s] for s in streams if s in catalog_plans}
     inferred = [s for s in streams if s not in plans and source.convention in TYPED_CONVENTIONS]
@@ -104,14 +106,24 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
     for stream in inferred:
         observed = observed_types(rows_of(stream), names)
         previous = stored.get(stream)
-        schema = evolve(previous.schema, observed) if previous else infer_schema(
-            stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting)
+        steering = inference_steering(source, stream)
+        schema = evolve(previous.schema, observed, steering) if previous else infer_schema(
+            stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting, steering)
+        check_contract(source.name, stream, stream_contract(source, stream), previous and previous.schema, schema)
         plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
     combined = disambiguate_tables(source, {**catalog_plans, **plans})
     plans = {stream: combined[stream] for stream in plans}
     check_distinct_tables(source, combined)
     record_versions(spark, path, [plan.schema for plan in plans.values()])
     return plans
+
+
+def inference_steering(source: SourceConfig, stream: str) -> Steering:
+    """The source's and the stream's settings that steer inference (SPEC §5.4)."""
+    override = source.streams.get(stream)
+    hints = override.columns if override else {}
+    return Steering(detections=source.settings.detections, preferred_types=source.settings.preferred_types,
+                    data_types={key: hint.data_type for key, hint in hints.items() if hint.data_type})
 
 
 def asset_stream_plans(config: LakenormConfig, source: SourceConfig) -> dict[str, StreamPlan]:

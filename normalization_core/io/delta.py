@@ -15,9 +15,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 T = TypeVar("T")
-MERGED_TABLE_PROPERTIES = {"delta.enableDeletionVectors": "true"}
-"""Tables updated by MERGE: a MERGE that touches a few rows of many files marks them deleted instead of
-rewriting those files."""
+DELETION_VECTORS = "delta.enableDeletionVectors"
+DV_FEATURE = "deletionVectors"
 MAX_ATTEMPTS = 8
 _RACE_MARKERS = ("DELTA_CONCURRENT", "DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED", "DELTA_PATH_EXISTS",
                  "ConcurrentAppendException", "ProtocolChangedException", "FileAlreadyExistsException")
@@ -101,20 +100,42 @@ def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = No
                         .options(**(properties or {})).save(path))
 
 
+def merged_table_properties(deletion_vectors: bool) -> dict[str, str]:
+    """Properties of a table updated by MERGE. With deletion vectors a MERGE that touches a few rows of many
+    files marks them deleted instead of rewriting those files, but then only readers that apply deletion
+    vectors (Spark, delta-rs's query engine) open the table: `DeltaTable.to_pyarrow_table()` refuses it."""
+    return {DELETION_VECTORS: str(deletion_vectors).lower()}
+
+
+def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: bool) -> None:
+    """Make an existing table at `path` use deletion vectors or not, as the source says: turning them on sets
+    the property; turning them off drops the table feature (Delta rewrites the files that have deletion
+    vectors, in one commit, and lowers the protocol), so every Delta reader opens the table again."""
+    if not is_delta_table(spark, path):
+        return
+    detail = DeltaTable.forPath(spark, path).detail().select("properties", "tableFeatures").first()  # metadata
+    enabled = (detail["properties"] or {}).get(DELETION_VECTORS) == "true"
+    if deletion_vectors and not enabled:
+        with_conflict_retry(lambda: spark.sql(
+            f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"))
+    elif not deletion_vectors and DV_FEATURE in (detail["tableFeatures"] or []):
+        with_conflict_retry(lambda: spark.sql(f"ALTER TABLE delta.`{path}` DROP FEATURE {DV_FEATURE}"))
+
+
 def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
-                 delete_flag: str) -> int:
+                 delete_flag: str, properties: dict[str, str] | None = None) -> int:
     """Upsert `source()` rows into the table at `path` by the `on` columns (NULL-safe), deleting the
     target rows matched by a source row whose `delete_flag` is true: one MERGE, one commit. Returns the
     rows it inserted, updated or deleted (the MERGE's own metrics, not a later commit's).
 
     `source` is called again on every attempt, so a retry after a concurrent commit reads fresh data.
-    New source columns are added to the table.
+    New source columns are added to the table; `properties`: table properties (`delta.*`) for a new table.
     """
     def attempt() -> int:
         rows = source()
         columns = [c for c in rows.columns if c != delete_flag]
         if not is_delta_table(spark, path):
-            return _create_with(spark, rows.where(~F.col(delete_flag)).select(*columns), path)
+            return _create_with(spark, rows.where(~F.col(delete_flag)).select(*columns), path, properties or {})
         values = {f"`{c}`": f"s.`{c}`" for c in columns}
         flag = f"s.`{delete_flag}`"
         metrics = (DeltaTable.forPath(spark, path).alias("t")
@@ -128,9 +149,9 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
     return with_conflict_retry(attempt)
 
 
-def _create_with(spark: SparkSession, rows: DataFrame, path: str) -> int:
+def _create_with(spark: SparkSession, rows: DataFrame, path: str, properties: dict[str, str]) -> int:
     """A new table holding `rows`, which is what a MERGE into an empty table inserts, in one commit (a MERGE
     costs ~20 Spark jobs); returns its rows. Losing the creation to another writer is a race: the retry MERGEs."""
-    rows.write.format("delta").mode("errorifexists").options(**MERGED_TABLE_PROPERTIES).save(path)
+    rows.write.format("delta").mode("errorifexists").options(**properties).save(path)
     created = DeltaTable.forPath(spark, path).history().where("version = 0").select("operationMetrics").first()
     return int(created[0]["numOutputRows"])  # version 0's commit metrics: metadata

@@ -1,6 +1,6 @@
 """Naming conventions as plug-ins behind one interface (SPEC §4).
 
-`get_convention("native" | "dlt" | "airbyte" | "package.module:ClassName")` returns a `NamingConvention`.
+`get_convention("native" | "dlt" | "airbyte" | "direct" | "package.module:ClassName")` returns a `NamingConvention`.
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import inspect
 
 from normalization_core.naming.airbyte import AirbyteNaming
 from normalization_core.naming.base import NamingConvention
+from normalization_core.naming.direct import DirectNaming
 from normalization_core.naming.collisions import NameAssignment, NameCollision, assign_names
 from normalization_core.naming.snake_case import DltNaming, SnakeCaseNaming
 
@@ -16,12 +17,14 @@ CONVENTIONS: dict[str, type[NamingConvention]] = {
     SnakeCaseNaming.name: SnakeCaseNaming,
     DltNaming.name: DltNaming,
     AirbyteNaming.name: AirbyteNaming,
+    DirectNaming.name: DirectNaming,
 }
 """Built-in conventions by short name."""
 
 __all__ = [
     "CONVENTIONS",
     "AirbyteNaming",
+    "DirectNaming",
     "DltNaming",
     "NameAssignment",
     "NameCollision",

@@ -26,7 +26,7 @@ from normalization_core.schema.model import (
     lineage,
 )
 
-SUPPORTED_CONVENTIONS = ("native", "dlt", "airbyte")
+SUPPORTED_CONVENTIONS = ("native", "dlt", "airbyte", "direct")
 VALUE_COLUMN = "value"
 """The column of a table of scalars."""
 LIST_KEY = "list"

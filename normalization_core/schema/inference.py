@@ -12,6 +12,7 @@ every name, table and type of the previous version and only adds.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -52,17 +53,28 @@ DEFAULT_DETECTIONS = ("iso_timestamp",)
 Observed = Iterable[tuple[tuple[str, ...], str]]
 
 
+@dataclass(frozen=True)
+class Steering:
+    """What steers inference besides the data (dlt's schema settings, SPEC §5.4)."""
+
+    detections: tuple[str, ...] = DEFAULT_DETECTIONS
+    data_types: dict[str, str] = field(default_factory=dict)
+    """dlt data type of root columns by record key (`columns` hints), matched after normalizing."""
+    preferred_types: tuple[tuple[str, str], ...] = ()
+    """(column name or `re:<regex>`, dlt data type): the type of a new column of any table whose name matches
+    (regexes are searched in the normalized name, names are normalized and compared whole), after hints."""
+
+
 def infer_schema(stream: str, observed: Observed, convention: str = "native", max_identifier_length: int | None = None,
-                 max_table_nesting: int = 1000, detections: tuple[str, ...] = DEFAULT_DETECTIONS) -> StreamSchema:
+                 max_table_nesting: int = 1000, steering: Steering = Steering()) -> StreamSchema:
     """The first schema of a stream from the (path, kind) pairs of its data."""
-    return _build(stream, observed, convention, max_identifier_length, max_table_nesting, detections, None)
+    return _build(stream, observed, convention, max_identifier_length, max_table_nesting, steering, None)
 
 
-def evolve(previous: StreamSchema, observed: Observed,
-           detections: tuple[str, ...] = DEFAULT_DETECTIONS) -> StreamSchema:
+def evolve(previous: StreamSchema, observed: Observed, steering: Steering = Steering()) -> StreamSchema:
     """`previous` plus the new columns, tables and variants the pairs need; nothing is renamed or retyped."""
     return _build(previous["stream"], observed, previous["convention"], previous["max_identifier_length"],
-                  previous["max_table_nesting"], detections, previous)
+                  previous["max_table_nesting"], steering, previous)
 
 
 @dataclass
@@ -99,15 +111,16 @@ class _Spec:
 
 
 def _build(stream: str, observed: Observed, convention: str, max_length: int | None, max_nesting: int,
-           detections: tuple[str, ...], previous: StreamSchema | None) -> StreamSchema:
+           steering: Steering, previous: StreamSchema | None) -> StreamSchema:
     if convention not in SUPPORTED_CONVENTIONS:
         raise ValueError(f"convention {convention!r}: inference supports {SUPPORTED_CONVENTIONS}")
     root = _previous_tree(previous) if previous is not None else _Path()
     for steps, kind in sorted(set(observed)):
         root.at(steps).kinds.add(kind)
-    specs = _Specs(detections, max_nesting)
-    record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     conv = get_convention(convention, max_length)
+    specs = _Specs(steering.detections, max_nesting, _HintIndex(steering.data_types, conv),
+                   _PreferredTypes(steering.preferred_types, conv))
+    record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     layout = _Layout(conv, system_names(convention), max_nesting, previous)
     tables, collisions = layout.build(stream, record if isinstance(record, Obj) else Obj(()))
     schema = StreamSchema(stream=stream, convention=convention, max_identifier_length=conv.max_identifier_length,
@@ -122,10 +135,18 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
 class _Specs(dict):
     """Column specs by path steps, and the detections that decide which string kinds type a column."""
 
-    def __init__(self, detections: tuple[str, ...], max_nesting: int) -> None:
+    def __init__(self, detections: tuple[str, ...], max_nesting: int, hinted: _HintIndex,
+                 preferred: _PreferredTypes) -> None:
         super().__init__()
         self.detections = detections
         self.max_nesting = max_nesting
+        self.hinted = hinted
+        self.preferred = preferred
+
+    def hint(self, steps: tuple[str, ...]) -> str | None:
+        """The kind a column hint (root columns) or a preferred type gives the new column at `steps`."""
+        hinted = self.hinted.get(steps[0][len(KEY_STEP):]) if len(steps) == 1 else None
+        return hinted or self.preferred.kind_of(steps)
 
     def type_of(self, kinds: Iterable[str]) -> str:
         """The first type by precedence; an undetected string kind types as text (it still fits a timestamp)."""
@@ -139,9 +160,45 @@ class _Specs(dict):
         return kind
 
 
+class _HintIndex(dict):
+    """Hinted kinds by normalized name, looked up by record key: dlt normalizes its hints' names too."""
+
+    def __init__(self, data_types: dict[str, str], conv: NamingConvention) -> None:
+        super().__init__({conv.normalize_path(key): kind for key, kind in data_types.items()})
+        self.conv = conv
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return super().get(self.conv.normalize_path(key), default)
+
+
+class _PreferredTypes:
+    """dlt's `preferred_types` over the names columns get in their table."""
+
+    def __init__(self, rules: tuple[tuple[str, str], ...], conv: NamingConvention) -> None:
+        self.conv = conv
+        self.rules = [(re.compile(name[3:]) if name.startswith("re:") else None, conv.normalize_path(name), kind)
+                      for name, kind in rules]
+
+    def kind_of(self, steps: tuple[str, ...]) -> str | None:
+        if not self.rules:
+            return None
+        name = self.column_name(steps)
+        for regex, plain, kind in self.rules:
+            if regex.search(name) if regex is not None else plain == name:
+                return kind
+        return None
+
+    def column_name(self, steps: tuple[str, ...]) -> str:
+        """The column's name in its table, as the layout forms it (before collisions and shortening)."""
+        if steps[-1:] == (ARRAY_STEP,):
+            return "value"
+        keys = steps[len(steps) - steps[::-1].index(ARRAY_STEP):] if ARRAY_STEP in steps else steps
+        return self.conv.make_path(*(self.conv.normalize_path(k[len(KEY_STEP):]) for k in keys))
+
+
 def _node(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
     """The node of one path: each kind of value placed by its kind, as dlt does (SPEC §5.2)."""
-    if "json" in path.pinned:
+    if "json" in path.pinned or not path.pinned and specs.hint(steps) == "json":
         return Json("object")
     if _keeps_one_shape(steps, specs):
         return _one_shape(path, steps, specs)
@@ -183,7 +240,7 @@ def _scalar_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Scalar |
     scalars = [k for k in MAIN_PRECEDENCE if k in path.kinds]
     if not scalars:
         return None  # seen only as null, or only as a container: no column yet
-    main = specs.type_of(scalars)
+    main = specs.hint(steps) or specs.type_of(scalars)
     variants = _new_variants(main, set(scalars), {}, specs)
     specs[steps] = _Spec(main, tuple(variants))
     return Scalar(LOGICAL_OF_KIND[main], main)

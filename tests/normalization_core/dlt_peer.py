@@ -1,18 +1,47 @@
 """Real dlt (PyPI) run on records in memory, its tables read back: the reference for the `dlt` convention."""
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 DLT_SPARK_TYPES = {"text": "string", "bigint": "bigint", "double": "double", "bool": "boolean",
                    "timestamp": "timestamp", "date": "date", "json": "string", "decimal": "decimal(38,0)"}
 """Spark type of each dlt data type as lakenorm's `dlt` convention writes it."""
+LINKS = ("_dlt_list_idx",)
+"""dlt system columns compared by value (the row keys differ by design: dlt's are random)."""
 
 
-def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]]) -> dict[str, Any]:
+def write_package(landing: Path, load_id: str, created_at: str, records: dict[str, list[dict]]) -> None:
+    """The same records as a lakenorm load package (source `chain`)."""
+    folder = landing / load_id
+    folder.mkdir(parents=True)
+    for stream, rows in records.items():
+        (folder / f"{stream}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "_manifest.json").write_text(json.dumps({
+        "load_id": load_id, "created_at": created_at, "source": "chain", "format": "records",
+        "streams": {s: {"files": [f"{s}.jsonl"]} for s in records}}))
+
+
+def data_columns(types: dict[str, str]) -> dict[str, str]:
+    """Columns compared with dlt's: data columns and `LINKS`."""
+    return {c: t for c, t in types.items() if not c.startswith("_dlt_") or c in LINKS}
+
+
+def comparable(rows: list[dict], columns: list[str]) -> list[tuple]:
+    return sorted((tuple(row.get(c) for c in columns) for row in rows), key=repr)
+
+
+def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, dict] | None = None,
+            naming: str = "snake_case", settings: dict | None = None) -> dict[str, Any]:
     """Each load ({stream: records}) as one `pipeline.run` into a parquet filesystem destination.
 
+    `hints`: `dlt.resource` arguments per stream (`write_disposition`, `primary_key`, `columns`, ...); a
+    `merge` stream is written as a Delta table, the filesystem destination's only format that merges.
+    `naming`: dlt's naming convention (`schema.naming`); `settings`: the schema's `detections` and
+    `preferred_types`, as lakenorm's source `settings`.
     Returns {table: {"types": {column: dlt data_type}, "rows": [row dicts]}} for data and system tables.
     """
     import dlt
@@ -23,9 +52,15 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]]) -> dict[str, Any]
     bucket = workdir / "tables"
     pipeline = dlt.pipeline(pipeline_name="peer", dataset_name="ds",
                             destination=dlt.destinations.filesystem(bucket_url=bucket.resolve().as_uri()))
-    for load in loads:
-        resources = [dlt.resource(records, name=stream, write_disposition="append") for stream, records in load.items()]
-        pipeline.run(resources, loader_file_format="parquet")
+    os.environ["SCHEMA__NAMING"] = naming
+    try:
+        for i, load in enumerate(loads):
+            resources = [dlt.resource(records, name=stream, **_resource_args((hints or {}).get(stream)))
+                         for stream, records in load.items()]
+            schema = _schema(dlt, settings) if settings and i == 0 else None
+            pipeline.run(resources, loader_file_format="parquet", schema=schema)
+    finally:
+        del os.environ["SCHEMA__NAMING"]
     schema = pipeline.default_schema
     tables = {}
     for name in schema.tables:
@@ -37,12 +72,59 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]]) -> dict[str, Any]
     return tables
 
 
+def _schema(dlt: Any, settings: dict) -> Any:
+    schema = dlt.Schema("peer")
+    for detection in list(schema.settings.get("detections") or []):
+        schema.remove_type_detection(detection)
+    for detection in settings.get("detections", ["iso_timestamp"]):
+        schema.add_type_detection(detection)
+    schema.update_preferred_types(settings.get("preferred_types") or {})
+    return schema
+
+
+def _resource_args(hints: dict | None) -> dict:
+    args = {"write_disposition": "append", **(hints or {})}
+    if args["write_disposition"] == "merge":
+        args["table_format"] = "delta"
+    return args
+
+
 def _rows(folder: Path, pq: Any) -> list[dict]:
+    if (folder / "_delta_log").is_dir():
+        from deltalake import DeltaTable
+
+        return DeltaTable(str(folder)).to_pyarrow_table().to_pylist()
     rows: list[dict] = []
     for file in sorted(folder.iterdir()):
         if file.suffix == ".parquet":
             rows += pq.read_table(file).to_pylist()
         elif file.name.endswith(".jsonl"):
-            import json
             rows += [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
     return rows
+
+
+def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], contract: Any) -> str | None:
+    """Run `first` with dlt's default contract, then `second` under `contract` (stream `s`): the entity
+    whose contract refused the second load (`tables`, `columns`, `data_type`), None if it loaded."""
+    import dlt
+    from dlt.common.schema.exceptions import DataValidationError
+    from dlt.pipeline.exceptions import PipelineStepFailed
+
+    os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
+                       "RUNTIME__DLTHUB_TELEMETRY": "false"})
+    pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
+        bucket_url=(workdir / "tables").resolve().as_uri()))
+    pipeline.run(dlt.resource(first, name="s"), loader_file_format="parquet")
+    try:
+        pipeline.run(dlt.resource(second, name="s", schema_contract=contract), loader_file_format="parquet")
+    except PipelineStepFailed as failed:
+        error: BaseException | None = failed
+        while error is not None and not isinstance(error, DataValidationError):
+            error = getattr(error, "exception", None) or error.__cause__ or error.__context__
+        if error is not None:
+            return error.schema_entity
+        found = re.search(r"Contract on `(\w+)` with `contract_mode=freeze` is violated", str(failed))
+        if found is None:  # a failure that is not a contract's
+            raise
+        return found.group(1)
+    return None

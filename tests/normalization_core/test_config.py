@@ -4,8 +4,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from normalization_core.config import load_config, parse_config
+from normalization_core.config import ColumnHint, SchemaContract, SchemaSettings, load_config, parse_config
 from normalization_core.errors import ConfigError
+from normalization_core.schema.contract import stream_contract
 
 
 def config_doc(tmp_path, **source):
@@ -19,9 +20,29 @@ def test_defaults_and_relative_paths(tmp_path):
     assert cfg.warehouse == str(tmp_path / "wh")
     assert src.landing == tmp_path / "landing"
     assert (src.convention, src.max_identifier_length, src.max_table_nesting) == ("native", 255, 1000)
-    assert (src.input, src.settle_seconds) == ("packages", 60)
+    assert (src.input, src.settle_seconds, src.deletion_vectors) == ("packages", 60, False)
     assert cfg.spark == {"master": "local[2]"}
     assert cfg.table_path("shop", "_norm_raw_orders") == f"{tmp_path}/wh/shop/_norm_raw_orders"
+
+
+def test_deletion_vectors_are_a_per_source_switch(tmp_path):
+    assert parse_config(config_doc(tmp_path, deletion_vectors=True), tmp_path).source("shop").deletion_vectors is True
+
+
+def test_schema_settings_keep_dlts_default_detection_and_the_order_of_preferred_types(tmp_path):
+    assert parse_config(config_doc(tmp_path), tmp_path).source("shop").settings == SchemaSettings(("iso_timestamp",), ())
+    doc = config_doc(tmp_path, settings={"detections": ["iso_date"], "preferred_types": {"re:_at$": "timestamp", "x": "text"}})
+    assert parse_config(doc, tmp_path).source("shop").settings == SchemaSettings(
+        ("iso_date",), (("re:_at$", "timestamp"), ("x", "text")))
+
+
+def test_schema_contract_of_a_source_and_its_streams(tmp_path):
+    doc = config_doc(tmp_path, schema_contract="freeze", streams={"e": {"schema_contract": {"columns": "evolve"}}})
+    src = parse_config(doc, tmp_path).source("shop")
+    assert src.schema_contract == SchemaContract("freeze", "freeze", "freeze")
+    assert stream_contract(src, "e") == SchemaContract(tables="freeze", columns="evolve", data_type="freeze")
+    assert stream_contract(src, "other") == src.schema_contract
+    assert parse_config(config_doc(tmp_path), tmp_path).source("shop").schema_contract == SchemaContract()
 
 
 def test_airbyte_convention_defaults_to_63_characters(tmp_path):
@@ -41,6 +62,14 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     assert cfg.source("shop").streams["events"].destination_sync_mode == "append"
 
 
+def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_path):
+    doc = config_doc(tmp_path, streams={"orders": {"primary_key": "id", "columns": {
+        "Total": {"data_type": "double"}, "sku": {"primary_key": True}}}})
+    orders = parse_config(doc, tmp_path).source("shop").streams["orders"]
+    assert orders.primary_key == (("id",),)
+    assert orders.columns == {"Total": ColumnHint(data_type="double"), "sku": ColumnHint(primary_key=True)}
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(warehous="x"), "unknown key 'warehous' in the top level"),
     (lambda d: d["sources"][0].update(landig="x"), "unknown key 'landig' in a source"),
@@ -49,8 +78,21 @@ def test_file_with_overrides_and_spark_conf(tmp_path, monkeypatch):
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
     (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
     (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
+    (lambda d: d["sources"][0].update(settings={"detections": ["timestamp"]}), "'detections' must be a list of iso_"),
+    (lambda d: d["sources"][0].update(settings={"preferred_types": {"re:(": "text"}}), "not a valid regular expression"),
+    (lambda d: d["sources"][0].update(settings={"preferred_types": {"x": "int"}}), "unknown data type 'int'"),
+    (lambda d: d["sources"][0].update(settings={"detection": []}), "unknown key 'detection' in 'settings'"),
+    (lambda d: d["sources"][0].update(schema_contract="lock"), "schema_contract.tables: unknown mode 'lock'"),
+    (lambda d: d["sources"][0].update(schema_contract={"rows": "freeze"}), "unknown key 'rows' in 'schema_contract'"),
+    (lambda d: d["sources"][0].update(streams={"e": {"schema_contract": {"columns": "discard_row"}}}),
+     "streams.e: schema_contract.columns: 'discard_row' is not supported yet"),
+    (lambda d: d["sources"][0].update(deletion_vectors="no"), "'deletion_vectors' must be true or false, got 'no'"),
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
+    (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"data_type": "int"}}}}),
+     "streams.e: columns.x: unknown data_type 'int' (choose one of text, bigint,"),
+    (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"nullabel": False}}}}),
+     "unknown key 'nullabel' in a column hint"),
     (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
     (lambda d: d["sources"][0].update(max_identifier_length=5), "max_identifier_length must be at least 8"),
     (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'spark.driver_memory'"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import functions as F
@@ -76,3 +78,60 @@ def test_every_table_reads_the_same_without_spark(spark, tmp_path: Path):
         assert [f.name for f in delta.schema().fields] == spark_df.columns, table
         columns = [*key_columns(table), *value_columns(table)]
         assert delta_rows(path, columns) == spark_rows(spark, path, columns), table
+
+
+def arrow_rows(table: pa.Table, columns: list[str]) -> list[tuple]:
+    """Rows of an Arrow table (from `to_pyarrow_table()` or polars); timestamps as UTC microseconds."""
+    def values(name: str) -> list:
+        column = table.column(name)
+        if pa.types.is_timestamp(column.type):
+            column = column.cast(pa.timestamp("us", column.type.tz)).cast(pa.int64())
+        return column.to_pylist()
+    return sorted(zip(*(values(c) for c in columns)))
+
+
+def assert_every_reader_sees_spark_rows(spark, cfg, tables: list[str]) -> None:
+    for table in tables:
+        path = cfg.table_path("shop", table)
+        columns = [*key_columns(table), *value_columns(table)]
+        expected = spark_rows(spark, path, columns)
+        assert expected, table
+        assert arrow_rows(DeltaTable(path).to_pyarrow_table(), columns) == expected, table
+        assert arrow_rows(pl.read_delta(path).to_arrow(), columns) == expected, table
+        assert arrow_rows(pl.scan_delta(path).select(columns).collect().to_arrow(), columns) == expected, table
+
+
+def _dedup_source(tmp_path: Path, **settings):
+    (tmp_path / "landing").mkdir(exist_ok=True)
+    write_catalog(tmp_path / "catalog.json")
+    return parse_config({"warehouse": "wh", "sources": [{
+        "name": "shop", "landing": "landing", "catalog": "catalog.json", **settings}]}, base_dir=tmp_path)
+
+
+DEDUP_TABLES = ["orders_scd", "orders", "orders__line_items", "orders__line_items__discounts", "orders__tags",
+                "customers_scd", "customers"]
+
+
+@pytest.mark.slow
+def test_without_deletion_vectors_every_dedup_table_opens_with_pyarrow_and_polars(spark, tmp_path: Path):
+    cfg = _dedup_source(tmp_path)  # deletion_vectors is off by default
+    ids = write_sample_packages(cfg.source("shop").landing, SampleSpec(packages=3, orders=8, customers=4, events=2))
+    for load_id in [*ids, ids[1]]:  # updates and a re-run: MERGEs that change rows in place
+        normalize_load(spark, cfg, "shop", load_id)
+
+    assert_every_reader_sees_spark_rows(spark, cfg, DEDUP_TABLES)
+
+
+@pytest.mark.slow
+def test_tables_made_with_deletion_vectors_lose_them_on_the_next_load_with_them_off(spark, tmp_path: Path):
+    cfg_on = _dedup_source(tmp_path, deletion_vectors=True)
+    ids = write_sample_packages(cfg_on.source("shop").landing, SampleSpec(packages=3, orders=8, customers=4, events=2))
+    for load_id in ids[:2]:
+        normalize_load(spark, cfg_on, "shop", load_id)
+    with pytest.raises(Exception, match="deletionVectors"):
+        DeltaTable(cfg_on.table_path("shop", "orders")).to_pyarrow_table()
+
+    cfg_off = _dedup_source(tmp_path, deletion_vectors=False)
+    normalize_load(spark, cfg_off, "shop", ids[2])
+
+    assert_every_reader_sees_spark_rows(spark, cfg_off, DEDUP_TABLES)

@@ -22,15 +22,20 @@ from normalization_core.io.delta import read_table
 from normalization_core.io.registry import is_newest_load, normalized_load_ids
 from normalization_core.pipeline import pending_packages, registry_path
 
-from tests.normalization_core.dlt_peer import DLT_SPARK_TYPES, run_dlt
+from tests.normalization_core.dlt_peer import (
+    DLT_SPARK_TYPES,
+    LINKS,
+    comparable,
+    data_columns,
+    run_dlt,
+    write_package,
+)
 
 pytest.importorskip("dlt")
 CASES = json.loads((Path(__file__).parents[1] / "cases/dlt_fidelity/records.json").read_text())["streams"]
 SECOND_LOAD = {f"{stream}{suffix}": records for stream, records in (
     ("string_array", [{"id": 9, "k": ["c"]}]), ("object_scalar", [{"id": 9, "k": {"w": 1.5}}])) for suffix in ("", "_reversed")}
 LOAD_IDS = ("1700000000.1", "1700000001.1")
-LINKS = ("_dlt_list_idx",)
-"""dlt system columns compared by value (the row keys differ by design: dlt's are random)."""
 
 
 def streams() -> dict[str, list[dict]]:
@@ -38,16 +43,6 @@ def streams() -> dict[str, list[dict]]:
     for name, records in CASES.items():
         both[name], both[f"{name}_reversed"] = records, records[::-1]
     return both
-
-
-def write_package(landing: Path, load_id: str, created_at: str, records: dict[str, list[dict]]) -> None:
-    folder = landing / load_id
-    folder.mkdir(parents=True)
-    for stream, rows in records.items():
-        (folder / f"{stream}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    (folder / "_manifest.json").write_text(json.dumps({
-        "load_id": load_id, "created_at": created_at, "source": "chain", "format": "records",
-        "streams": {s: {"files": [f"{s}.jsonl"]} for s in records}}))
 
 
 @dataclass
@@ -80,14 +75,6 @@ def both(spark, tmp_path_factory) -> Both:
         assert cli.main(["--config", str(work / "lakenorm.yaml"), "normalize", "--load-id", LOAD_IDS[0]]) == 0
         assert cli.main(["--config", str(work / "lakenorm.yaml"), "normalize"]) == 0  # the pending second load
     return Both(peer, cfg, printed.getvalue(), spark)
-
-
-def data_columns(types: dict[str, str]) -> dict[str, str]:
-    return {c: t for c, t in types.items() if not c.startswith("_dlt_") or c in LINKS}
-
-
-def comparable(rows: list[dict], columns: list[str]) -> list[tuple]:
-    return sorted((tuple(row.get(c) for c in columns) for row in rows), key=repr)
 
 
 def lakenorm_tables(peer: dict) -> list[str]:

@@ -1,10 +1,18 @@
 """Delta helpers: materialized rows stay what they were when read; MERGEs by key create, merge and count."""
 from __future__ import annotations
 
+import pytest
 from delta.tables import DeltaTable
+from deltalake import DeltaTable as RustDeltaTable
 
 from normalization_core.io import delta
-from normalization_core.io.delta import MERGED_TABLE_PROPERTIES, materialized, merge_by_key, read_table
+from normalization_core.io.delta import (
+    align_deletion_vectors,
+    materialized,
+    merge_by_key,
+    merged_table_properties,
+    read_table,
+)
 
 
 def test_materialized_rows_are_read_once_and_their_plan_holds_no_table_scan(spark, tmp_path):
@@ -20,9 +28,9 @@ def test_materialized_rows_are_read_once_and_their_plan_holds_no_table_scan(spar
     assert sorted(r.id for r in read_table(spark, path).collect()) == [10, 11, 12]
 
 
-def _merge(spark, path, rows):
+def _merge(spark, path, rows, deletion_vectors=True):
     source = lambda: spark.createDataFrame(rows, "k long, v string, gone boolean")  # noqa: E731
-    return merge_by_key(spark, path, source, ["k"], "gone")
+    return merge_by_key(spark, path, source, ["k"], "gone", merged_table_properties(deletion_vectors))
 
 
 def test_merge_by_key_creates_the_table_then_merges_and_counts_its_own_changes(spark, tmp_path):
@@ -32,7 +40,40 @@ def test_merge_by_key_creates_the_table_then_merges_and_counts_its_own_changes(s
     assert _merge(spark, path, [(2, "B", False), (4, "d", False), (1, None, True)]) == 3
 
     assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(2, "B"), (4, "d")]
-    assert DeltaTable.forPath(spark, path).detail().first().properties == MERGED_TABLE_PROPERTIES
+    assert DeltaTable.forPath(spark, path).detail().first().properties == {"delta.enableDeletionVectors": "true"}
+
+
+def _features(spark, path):
+    return set(DeltaTable.forPath(spark, path).detail().first().tableFeatures)
+
+
+@pytest.mark.parametrize("deletion_vectors", [True, False])
+def test_merged_table_properties_decide_whether_other_readers_open_the_table(spark, tmp_path, deletion_vectors):
+    path = str(tmp_path / "table")
+    _merge(spark, path, [(k, "a", False) for k in range(1, 6)], deletion_vectors)
+    _merge(spark, path, [(2, "B", False), (3, None, True)], deletion_vectors)
+
+    assert ("deletionVectors" in _features(spark, path)) is deletion_vectors
+    if deletion_vectors:
+        with pytest.raises(Exception, match="deletionVectors"):
+            RustDeltaTable(path).to_pyarrow_table()
+    else:
+        table = RustDeltaTable(path).to_pyarrow_table().sort_by("k")
+        assert table.to_pylist() == [{"k": 1, "v": "a"}, {"k": 2, "v": "B"}, {"k": 4, "v": "a"}, {"k": 5, "v": "a"}]
+
+
+def test_aligning_a_table_with_deletion_vectors_drops_them_and_keeps_its_rows(spark, tmp_path):
+    path = str(tmp_path / "table")
+    _merge(spark, path, [(k, "a", False) for k in range(1, 6)], deletion_vectors=True)
+    _merge(spark, path, [(2, "B", False), (3, None, True)], deletion_vectors=True)
+
+    align_deletion_vectors(spark, path, deletion_vectors=False)
+
+    assert "deletionVectors" not in _features(spark, path)
+    rows = sorted(tuple(r.values()) for r in RustDeltaTable(path).to_pyarrow_table().to_pylist())
+    assert rows == [(1, "a"), (2, "B"), (4, "a"), (5, "a")]
+    align_deletion_vectors(spark, path, deletion_vectors=True)
+    assert DeltaTable.forPath(spark, path).detail().first().properties["delta.enableDeletionVectors"] == "true"
 
 
 def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_path, monkeypatch):
@@ -48,7 +89,7 @@ def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_
     original = delta.is_delta_table
     monkeypatch.setattr(delta, "is_delta_table", lambda spark, p: len(attempts) > 1 and original(spark, p))
 
-    assert merge_by_key(spark, path, source, ["k"], "gone") == 2
+    assert merge_by_key(spark, path, source, ["k"], "gone", merged_table_properties(False)) == 2
 
     assert len(attempts) == 2
     assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(1, "mine"), (2, "new")]

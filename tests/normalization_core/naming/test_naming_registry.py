@@ -5,6 +5,7 @@ import pytest
 
 from normalization_core.naming import (
     AirbyteNaming,
+    DirectNaming,
     DltNaming,
     NamingConvention,
     SnakeCaseNaming,
@@ -25,6 +26,7 @@ class UpperNaming(NamingConvention):
     ("native", SnakeCaseNaming, 255),
     ("dlt", DltNaming, 255),
     ("airbyte", AirbyteNaming, 63),
+    ("direct", DirectNaming, 255),
 ])
 def test_short_names(reference: str, cls: type[NamingConvention], length: int) -> None:
     conv = get_convention(reference)

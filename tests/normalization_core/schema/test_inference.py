@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from normalization_core.schema import schema_hash
-from normalization_core.schema.inference import evolve, infer_schema
+from normalization_core.schema.inference import Steering, evolve, infer_schema
 
 
 def steps(*keys: str) -> tuple[str, ...]:
@@ -34,9 +34,31 @@ def test_the_same_set_in_any_order_gives_the_same_document():
 def test_dates_are_text_unless_iso_date_detection_is_on():
     pairs = {(steps("d"), "date"), (steps("t"), "timestamp")}
     assert columns(infer_schema("s", pairs)) == [("d", "string"), ("t", "timestamp")]
-    assert columns(infer_schema("s", pairs, detections=("iso_timestamp", "iso_date"))) == [
+    assert columns(infer_schema("s", pairs, steering=Steering(detections=("iso_timestamp", "iso_date")))) == [
         ("d", "date"), ("t", "timestamp")]
-    assert columns(infer_schema("s", pairs, detections=())) == [("d", "string"), ("t", "string")]
+    assert columns(infer_schema("s", pairs, steering=Steering(detections=()))) == [("d", "string"), ("t", "string")]
+
+
+def test_data_type_hints_choose_the_main_type_of_root_columns_by_their_normalized_name():
+    pairs = {(steps("Amount"), "bigint"), (steps("code"), "bigint"), (steps("when"), "timestamp"),
+             (steps("tags"), "object"), (steps("tags", "a"), "bigint"), (steps("o"), "object"), (steps("o", "x"), "bigint")}
+    hints = Steering(data_types={"amount": "double", "code": "text", "when": "text", "tags": "json", "x": "text"})
+    assert columns(infer_schema("s", pairs, "dlt", steering=hints)) == [
+        ("amount", "double"), ("code", "string"), ("o__x", "bigint"), ("tags", "string"), ("when", "string")]
+    assert columns(infer_schema("s", {(steps("code"), "text")}, steering=Steering(data_types={"code": "bigint"}))) == [
+        ("code", "bigint"), ("code__v_text", "string")]
+
+
+def test_preferred_types_type_new_columns_of_every_table_by_name_or_regex_after_hints():
+    pairs = FIRST | {(steps("created_at"), "timestamp"), (steps("items", "[]", "amount_x"), "bigint")}
+    steering = Steering(preferred_types=(("re:^amount", "double"), ("re:_at$", "text"), ("Id", "text")),
+                        data_types={"id": "decimal"})
+    schema = infer_schema("s", pairs, steering=steering)
+    assert columns(schema) == [("created_at", "string"), ("id", "decimal(38,0)"), ("n", "bigint"), ("o__a", "string")]
+    assert columns(schema, "s__items") == [("amount_x", "double"), ("q", "bigint")]
+    later = evolve(schema, {(steps("n"), "bigint"), (steps("amount"), "bigint")}, steering)
+    assert columns(later)[-1] == ("amount", "double")
+    assert columns(evolve(schema, {(steps("created_at"), "timestamp")}))[0] == ("created_at", "string")
 
 
 def test_evolution_adds_columns_and_tables_and_never_retypes_or_renames():
