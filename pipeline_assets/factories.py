@@ -1,5 +1,6 @@
 """Factories: one source's configuration -> its partitions, raw assets and job."""
 from collections.abc import Iterator
+from dataclasses import replace
 
 import dagster as dg
 from pyspark.sql import SparkSession
@@ -8,7 +9,8 @@ from pyspark.sql import types as T
 from normalization_core.catalog import source_catalog
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.pipeline import known_streams, normalize_loads, raw_table_name
+from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name
+from normalization_core.registered import registered_results
 from normalization_core.schema.model import find_table
 from normalization_core.transform.raw import raw_schema
 from normalization_core.typed_load import StreamPlan, asset_stream_plans
@@ -101,25 +103,55 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
         check_specs=check_specs(source, plans),
         partitions_def=load_ids_partitions(source), backfill_policy=dg.BackfillPolicy.single_run(),
-        can_subset=False, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
+        can_subset=True, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
     def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource
                   ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-        context.log.info(f"normalizing loads {', '.join(context.partition_keys)} of source {source.name}")
-        results = normalize_loads(spark.spark, config, source.name, context.partition_keys)
+        stream_of = {spec.key: s for s, spec in raw.items()} | {spec.key: s for (s, _), spec in typed.items()}
+        selected = sorted({stream_of[k] for k in context.selected_asset_keys})
+        checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
+        results = run_streams(context, spark.spark, config, source, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
-            if per_load is not None:
+            if per_load is not None and spec.key in context.selected_asset_keys:
                 state = table_state(spark.spark, config.table_path(source.name, raw_table_name(source, stream)))
                 yield materialize_per_load(context, spec.key, per_load, state)
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
-            if per_load is not None:
+            if per_load is not None and spec.key in context.selected_asset_keys:
                 state = typed_table_metadata(spark.spark, config, source, names, plans[stream], table)
                 yield materialize_per_load(context, spec.key, per_load, state)
-        yield from check_results(spark.spark, config, source, names, plans, results)
+        for result in check_results(spark.spark, config, source, names, plans, results):
+            if dg.AssetCheckKey(result.asset_key, result.check_name) in context.selected_asset_check_keys:
+                yield result
 
     return normalize
+
+
+def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, config: LakenormConfig,
+                source: SourceConfig, streams: list[str], selected: list[str], checked: list[str]) -> list[LoadResult]:
+    """Normalize the run's loads for the `selected` streams (a stream is the unit: selecting any of its
+    tables writes all of them; other streams are neither read nor written); `checked` streams (checks
+    selected without their assets) are only read back from the registry, for their checks."""
+    loads = context.partition_keys
+    results = []
+    if selected:
+        context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")
+        results = normalize_loads(spark, config, source.name, loads,
+                                  streams=None if selected == sorted(streams) else selected)
+    if checked:
+        context.log.info(f"checking loads {', '.join(loads)} of source {source.name}, streams {', '.join(checked)}")
+        results = merge_results(results, registered_results(spark, config, source.name, loads, checked))
+    return results
+
+
+def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[LoadResult]:
+    """One result per load: the streams of both (each stream is in one of them only)."""
+    if not first:
+        return second
+    other = {r.load_id: r for r in second}
+    return [replace(r, streams={**other[r.load_id].streams, **r.streams}) if r.load_id in other else r
+            for r in first]
 
 
 def typed_table_metadata(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
