@@ -9,7 +9,8 @@ from pyspark.sql import types as T
 from normalization_core.catalog import source_catalog
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name
+from normalization_core.io.registry import normalized_streams
+from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name, registry_path
 from normalization_core.registered import registered_results
 from normalization_core.schema.model import find_table
 from normalization_core.transform.raw import raw_schema
@@ -133,7 +134,7 @@ def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, config: 
     """Normalize the run's loads for the `selected` streams (a stream is the unit: selecting any of its
     tables writes all of them; other streams are neither read nor written); `checked` streams (checks
     selected without their assets) are only read back from the registry, for their checks."""
-    loads = context.partition_keys
+    loads = run_load_ids(context) or registered_load_ids(spark, config, source)
     results = []
     if selected:
         context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")
@@ -143,6 +144,20 @@ def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, config: 
         context.log.info(f"checking loads {', '.join(loads)} of source {source.name}, streams {', '.join(checked)}")
         results = merge_results(results, registered_results(spark, config, source.name, loads, checked))
     return results
+
+
+def run_load_ids(context: dg.AssetExecutionContext) -> list[str] | None:
+    """The run's partitions; None in a run of table-wide checks alone (no partitioned step, even if tagged)."""
+    if not (context.has_partition_key or context.has_partition_key_range):
+        return None
+    try:
+        return list(context.partition_keys)
+    except dg.DagsterInvariantViolationError:
+        return None
+
+
+def registered_load_ids(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> list[str]:
+    return sorted(normalized_streams(spark, registry_path(config, source)))
 
 
 def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[LoadResult]:

@@ -35,8 +35,8 @@ def stream_keys(assets: dg.AssetsDefinition, tables: set[str]) -> list[dg.AssetK
     return [k for k in assets.keys if k.path[-1] in tables]
 
 
-def run(assets, instance, config, load_id, selection) -> dg.ExecuteInProcessResult:
-    result = dg.materialize([assets], instance=instance, partition_key=load_id, selection=selection,
+def run(assets, instance, config, load_id, selection, tags=None) -> dg.ExecuteInProcessResult:
+    result = dg.materialize([assets], instance=instance, partition_key=load_id, selection=selection, tags=tags,
                             resources={"spark": SparkSessionResource(spark_conf=config.spark)})
     assert result.success
     return result
@@ -101,7 +101,10 @@ def test_checks_run_alone_per_partition_without_materializing(spark, two_shops):
         run(assets, instance, config, first, None)
         events_version = read_table(spark, config.table_path("shop", "_norm_raw_events")).count()
         check_keys = [k for k in assets.check_keys if k.asset_key.path[-1] in {"_norm_raw_events", "events"}]
-        result = run(assets, instance, config, first, dg.AssetSelection.checks(*check_keys))
+        checks_alone = dg.AssetSelection.checks(*check_keys)
+        # A run of checks alone has no partition key (Dagster finds no partitioned asset in the selection):
+        # the partition goes in the run's tag, as the UI's launchpad does.
+        result = run(assets, instance, config, None, checks_alone, tags={"dagster/partition": first})
         assert not materialized(result)
         evaluations = {(e.asset_key.path[-1], e.check_name): e for e in result.get_asset_check_evaluations()}
         assert set(evaluations) == {(k.asset_key.path[-1], k.name) for k in check_keys} == {
@@ -111,4 +114,9 @@ def test_checks_run_alone_per_partition_without_materializing(spark, two_shops):
         assert rejected.partition == first
         typed = evaluations[("events", "rows_typed_per_load")]
         assert typed.passed and typed.metadata["load_ids"].value == [first] and typed.partition == first
+        history = [k for k in assets.check_keys if k.asset_key.path[-1] == "orders_scd"]
+        table_wide = run(assets, instance, config, None, dg.AssetSelection.checks(*history),
+                         tags={"dagster/partition": first}).get_asset_check_evaluations()
+        assert {(e.check_name, e.partition, e.passed) for e in table_wide} == {
+            ("one_current_version_per_key", None, True), ("non_overlapping_validity", None, True)}
         assert read_table(spark, config.table_path("shop", "_norm_raw_events")).count() == events_version
