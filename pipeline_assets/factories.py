@@ -22,6 +22,7 @@ from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.schedules import build_schedules, source_tables
 from pipeline_assets.sensors import build_landing_sensor
+from pipeline_assets.system_tables import observe_job, rebuild_job, system_table_assets
 
 
 def table_schema(schema: T.StructType) -> dg.TableSchema:
@@ -202,7 +203,10 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     assets = build_source_assets(config, source, streams)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
-    tables = source_tables(source, streams, asset_stream_plans(config, source))
-    jobs, schedules = build_schedules(config, source, tables, job)
-    return dg.Definitions(assets=[assets], jobs=[job, *jobs], schedules=schedules,
+    plans = asset_stream_plans(config, source)
+    jobs, schedules = build_schedules(config, source, source_tables(source, streams, plans), job)
+    rebuild = rebuild_job(config, source, [s for s in streams if s in plans])
+    system = system_table_assets(config, source)
+    return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],
+                          schedules=schedules,
                           sensors=[build_landing_sensor(config, source, job=job)])
