@@ -26,7 +26,8 @@ def system_table_assets(config: LakenormConfig, source: SourceConfig) -> list[dg
     return [_observed(config, source, table, description) for table, description in tables.items()]
 
 
-def _observed(config: LakenormConfig, source: SourceConfig, table: str, description: str) -> dg.AssetsDefinition | dg.SourceAsset:
+def _observed(config: LakenormConfig, source: SourceConfig, table: str, description: str
+              ) -> dg.AssetsDefinition | dg.SourceAsset:
     path = config.table_path(source.name, table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)  # observable_source_asset is Beta in Dagster 1.13
@@ -46,7 +47,7 @@ def _observable(path: str, source: SourceConfig, table: str, description: str) -
 def delta_table_state(path: str) -> dict:
     """Data version (the Delta table version) and row count of a small local table; `absent` if missing."""
     if "://" in path:
-        return {"metadata": {"dagster/uri": path}}  # remote stores: observed by the normalize runs only
+        return {"metadata": {"dagster/uri": path}}  # remote stores: no data version (delta-rs lacks their credentials)
     if not Path(path, "_delta_log").is_dir():
         return {"data_version": dg.DataVersion("absent"), "metadata": {"dagster/row_count": 0}}
     from deltalake import DeltaTable
