@@ -16,13 +16,13 @@ from normalization_core import columns as C
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
-from normalization_core.io.delta import is_delta_table, replace_loads, run_concurrently
+from normalization_core.io.delta import is_delta_table, replace_loads, replace_where, run_concurrently
 from normalization_core.io.packages import Discovery, LoadPackage
 from normalization_core.io.reader import unreadable_file
 from normalization_core.io.registry import (
     LoadRecord,
     is_newest_load,
-    normalized_load_ids,
+    normalized_streams,
     record_dlt_loads,
     record_loads,
 )
@@ -35,6 +35,7 @@ from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
 from normalization_core.transform.parse import PARSED, parsed_columns, read_from_variant, with_parsed_records
 from normalization_core.stream_collisions import raw_tables
+from normalization_core.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
 from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, stream_plans, write_typed_tables
 
 
@@ -89,8 +90,9 @@ def pending_packages(spark: SparkSession, config: LakenormConfig, source: Source
     found = kind.discover(config, source)
     if kind.uses_ledger:  # the file ledger already left out what was normalized
         return found
-    done = normalized_load_ids(spark, registry_path(config, source))
-    return Discovery(tuple(p for p in found.packages if p.load_id not in done), found.rejected)
+    done = normalized_streams(spark, registry_path(config, source))  # complete: every stream registered
+    return Discovery(tuple(p for p in found.packages if not set(p.streams) <= set(done.get(p.load_id, ()))),
+                     found.rejected)
 
 
 def registry_path(config: LakenormConfig, source: SourceConfig) -> str:
@@ -107,7 +109,8 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
 
 
 def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: str, load_ids: Sequence[str],
-                    on_error: Callable[[str, LakenormError], None] | None = None) -> list[LoadResult]:
+                    on_error: Callable[[str, LakenormError], None] | None = None,
+                    streams: Sequence[str] | None = None) -> list[LoadResult]:
     """Normalize load IDs, several in one pass: one read of their files and one commit per table.
 
     The result equals normalizing them one by one, except that an inferred stream's schema is inferred from
@@ -115,6 +118,9 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
     that fails before anything is committed (an unreadable file, a stream its manifest does not list)
     makes its pass run load by load instead, so the other loads still land and its error is raised, or,
     with `on_error`, handed to it (load ID, error) while the remaining loads go on.
+
+    `streams`: normalize those streams of the loads only (`stream_subset`); a load without any of them
+    gets an empty result and nothing is written for it.
     """
     source = config.source(source_name)
     packages = []
@@ -130,11 +136,11 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
         chunk = packages[start:start + MAX_LOADS_PER_PASS]
         with small_input_conf(spark, _input_bytes(chunk)):
             try:
-                results += _normalize_pass(spark, config, source, chunk)
+                results += _normalize_pass(spark, config, source, chunk, streams)
             except PackageError:
                 if len(chunk) == 1 and on_error is None:
                     raise
-                results += _load_by_load(spark, config, source, chunk, on_error)
+                results += _load_by_load(spark, config, source, chunk, on_error, streams)
     return results
 
 
@@ -152,11 +158,12 @@ def _size(path: Landing) -> int:
 
 
 def _load_by_load(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],
-                  on_error: Callable[[str, LakenormError], None] | None) -> list[LoadResult]:
+                  on_error: Callable[[str, LakenormError], None] | None,
+                  streams: Sequence[str] | None) -> list[LoadResult]:
     results = []
     for package in packages:
         try:
-            results += _normalize_pass(spark, config, source, [package])
+            results += _normalize_pass(spark, config, source, [package], streams)
         except LakenormError as err:
             if on_error is None:
                 raise
@@ -172,17 +179,22 @@ def _package(config: LakenormConfig, source: SourceConfig, load_id: str) -> Load
 
 
 def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
-                    packages: list[LoadPackage]) -> list[LoadResult]:
+                    wholes: list[LoadPackage], streams: Sequence[str] | None = None) -> list[LoadResult]:
+    packages = wholes if streams is None else [p for p in (only_streams(w, streams) for w in wholes) if p]
+    if not packages:
+        return [LoadResult(source.name, w.load_id) for w in wholes]
     names = system_names(source.convention)
     tables = {s: t for p in packages for s, t in _raw_tables(source, p).items()}
     catalog = {s: p.schema for s, p in stream_plans(source).items() if s in tables}
-    lines = with_parsed_records(_classified_lines(spark, source, packages), catalog).persist(StorageLevel.MEMORY_AND_DISK)
+    dropped = {w.load_id: sorted(set(w.streams) - set(tables)) for w in wholes}
+    classified = _classified_lines(spark, source, packages, dropped)
+    lines = with_parsed_records(classified, catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _count_lines(packages, lines, list(catalog))
         writes = [partial(_write_raw, config, source, names, lines, _loads_with(packages, s), s, t)
                   for s, t in tables.items()]
         writes.append(partial(_write_quarantine, spark, config, source, names, packages, lines,
-                              sum(c.quarantined for c in counts.values())))
+                              sum(c.quarantined for c in counts.values()), streams is not None))
         # schemas first: a load a frozen schema contract refuses fails before anything is committed
         plans = load_plans(spark, config, source, list(tables), partial(_stream_rows, lines, names))
         run_concurrently(writes)
@@ -190,8 +202,9 @@ def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceC
     finally:
         lines.unpersist()
     results = [_load_result(source, p, tables, counts[p.load_id], plans, typed) for p in packages]
-    _register(spark, config, source, packages, results, counts)
-    return results
+    _register(spark, config, source, packages, results, counts, wholes, streams)
+    done = {r.load_id: r for r in results}
+    return [done.get(w.load_id, LoadResult(source.name, w.load_id)) for w in wholes]
 
 
 def _load_result(source: SourceConfig, package: LoadPackage, tables: dict[str, str], counts: _Counts,
@@ -262,10 +275,13 @@ def _raw_tables(source: SourceConfig, package: LoadPackage) -> dict[str, str]:
     return tables
 
 
-def _classified_lines(spark: SparkSession, source: SourceConfig, packages: list[LoadPackage]) -> DataFrame:
-    """The lines of every package, classified by the source's input kind, with their load ID."""
+def _classified_lines(spark: SparkSession, source: SourceConfig, packages: list[LoadPackage],
+                      dropped: dict[str, list[str]]) -> DataFrame:
+    """The lines of every package, classified by the source's input kind, with their load ID, without the
+    records of the `dropped` streams of each load (streams this pass leaves out)."""
     kind = source_input(source)
-    frames = [kind.classify(spark, p).withColumn(R.LOAD_ID, F.lit(p.load_id)) for p in packages]
+    frames = [without_streams(kind.classify(spark, p), dropped[p.load_id]).withColumn(R.LOAD_ID, F.lit(p.load_id))
+              for p in packages]
     return reduce(DataFrame.unionByName, frames)
 
 
@@ -301,17 +317,40 @@ def _package_counts(package: LoadPackage, rows: list) -> _Counts:
 
 
 def _write_quarantine(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                      packages: list[LoadPackage], lines: DataFrame, quarantined: int) -> None:
-    """Lines of no stream (not an Airbyte message) are kept per source, never dropped."""
+                      packages: list[LoadPackage], lines: DataFrame, quarantined: int, some_streams: bool) -> None:
+    """Lines of no stream (not an Airbyte message) are kept per source, never dropped; a pass over some
+    streams rewrites the lines of the files it read only."""
     path = config.table_path(source.name, names.quarantine_table)
     if quarantined == 0 and not is_delta_table(spark, path):
         return
     rows = R.raw_rows(lines.where(F.col(R.KIND) == "quarantine"), names)
-    replace_loads(rows, path, names.load_id, [p.load_id for p in packages])
+    if some_streams:
+        replace_where(rows, path, quarantine_predicate(names.load_id, names.file, packages))
+    else:
+        replace_loads(rows, path, names.load_id, [p.load_id for p in packages])
 
 
 def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],
-              results: list[LoadResult], counts: dict[str, _Counts]) -> None:
+              results: list[LoadResult], counts: dict[str, _Counts], wholes: list[LoadPackage],
+              streams: Sequence[str] | None) -> None:
+    records = _load_records(source, packages, results, counts)
+    complete, complete_records = [p.load_id for p in packages], records
+    if streams is not None:  # a load is complete once every stream of its whole package is registered
+        registered = normalized_streams(spark, registry_path(config, source), [p.load_id for p in packages])
+        complete, complete_records = complete_loads(wholes, records, registered)
+    names = system_names(source.convention)
+    if names.dlt_system_tables and complete:  # (before the registry, which marks the loads done)
+        record_dlt_loads(spark, config.table_path(source.name, names.loads_table), complete_records)
+    record_loads(spark, registry_path(config, source), [p.load_id for p in packages], records,
+                 None if streams is None else list(streams))
+    if source_input(source).uses_ledger:  # after the registry: a crash in between re-runs the same load ID
+        for package in wholes:
+            if package.load_id in complete:
+                record_files(spark, ledger_path(config, source), package.load_id, package.entries)
+
+
+def _load_records(source: SourceConfig, packages: list[LoadPackage], results: list[LoadResult],
+                  counts: dict[str, _Counts]) -> list[LoadRecord]:
     now = datetime.now(timezone.utc)
     records = []
     for package, result in zip(packages, results):
@@ -328,10 +367,4 @@ def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
             )
             for s in result.streams.values()
         ]
-    names = system_names(source.convention)
-    if names.dlt_system_tables:  # (before the registry, which marks the loads done)
-        record_dlt_loads(spark, config.table_path(source.name, names.loads_table), records)
-    record_loads(spark, registry_path(config, source), [p.load_id for p in packages], records)
-    if source_input(source).uses_ledger:  # after the registry: a crash in between re-runs the same load ID
-        for package in packages:
-            record_files(spark, ledger_path(config, source), package.load_id, package.entries)
+    return records

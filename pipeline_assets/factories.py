@@ -1,5 +1,6 @@
 """Factories: one source's configuration -> its partitions, raw assets and job."""
 from collections.abc import Iterator
+from dataclasses import replace
 
 import dagster as dg
 from pyspark.sql import SparkSession
@@ -8,7 +9,9 @@ from pyspark.sql import types as T
 from normalization_core.catalog import source_catalog
 from normalization_core.columns import SystemNames, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.pipeline import known_streams, normalize_loads, raw_table_name
+from normalization_core.io.registry import normalized_streams
+from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name, registry_path
+from normalization_core.registered import registered_results
 from normalization_core.schema.model import find_table
 from normalization_core.transform.raw import raw_schema
 from normalization_core.typed_load import StreamPlan, asset_stream_plans
@@ -19,6 +22,7 @@ from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.schedules import build_schedules, source_tables
 from pipeline_assets.sensors import build_landing_sensor
+from pipeline_assets.system_tables import observe_job, rebuild_job, system_table_assets
 
 
 def table_schema(schema: T.StructType) -> dg.TableSchema:
@@ -101,25 +105,69 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
         check_specs=check_specs(source, plans),
         partitions_def=load_ids_partitions(source), backfill_policy=dg.BackfillPolicy.single_run(),
-        can_subset=False, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
+        can_subset=True, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
     def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource
                   ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-        context.log.info(f"normalizing loads {', '.join(context.partition_keys)} of source {source.name}")
-        results = normalize_loads(spark.spark, config, source.name, context.partition_keys)
+        stream_of = {spec.key: s for s, spec in raw.items()} | {spec.key: s for (s, _), spec in typed.items()}
+        selected = sorted({stream_of[k] for k in context.selected_asset_keys})
+        checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
+        results = run_streams(context, spark.spark, config, source, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
-            if per_load is not None:
+            if per_load is not None and spec.key in context.selected_asset_keys:
                 state = table_state(spark.spark, config.table_path(source.name, raw_table_name(source, stream)))
                 yield materialize_per_load(context, spec.key, per_load, state)
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
-            if per_load is not None:
+            if per_load is not None and spec.key in context.selected_asset_keys:
                 state = typed_table_metadata(spark.spark, config, source, names, plans[stream], table)
                 yield materialize_per_load(context, spec.key, per_load, state)
-        yield from check_results(spark.spark, config, source, names, plans, results)
+        for result in check_results(spark.spark, config, source, names, plans, results):
+            if dg.AssetCheckKey(result.asset_key, result.check_name) in context.selected_asset_check_keys:
+                yield result
 
     return normalize
+
+
+def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, config: LakenormConfig,
+                source: SourceConfig, streams: list[str], selected: list[str], checked: list[str]) -> list[LoadResult]:
+    """Normalize the run's loads for the `selected` streams (a stream is the unit: selecting any of its
+    tables writes all of them; other streams are neither read nor written); `checked` streams (checks
+    selected without their assets) are only read back from the registry, for their checks."""
+    loads = run_load_ids(context) or registered_load_ids(spark, config, source)
+    results = []
+    if selected:
+        context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")
+        results = normalize_loads(spark, config, source.name, loads,
+                                  streams=None if selected == sorted(streams) else selected)
+    if checked:
+        context.log.info(f"checking loads {', '.join(loads)} of source {source.name}, streams {', '.join(checked)}")
+        results = merge_results(results, registered_results(spark, config, source.name, loads, checked))
+    return results
+
+
+def run_load_ids(context: dg.AssetExecutionContext) -> list[str] | None:
+    """The run's partitions; None in a run of table-wide checks alone (no partitioned step, even if tagged)."""
+    if not (context.has_partition_key or context.has_partition_key_range):
+        return None
+    try:
+        return list(context.partition_keys)
+    except dg.DagsterInvariantViolationError:
+        return None
+
+
+def registered_load_ids(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> list[str]:
+    return sorted(normalized_streams(spark, registry_path(config, source)))
+
+
+def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[LoadResult]:
+    """One result per load: the streams of both (each stream is in one of them only)."""
+    if not first:
+        return second
+    other = {r.load_id: r for r in second}
+    return [replace(r, streams={**other[r.load_id].streams, **r.streams}) if r.load_id in other else r
+            for r in first]
 
 
 def typed_table_metadata(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
@@ -155,7 +203,10 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     assets = build_source_assets(config, source, streams)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
-    tables = source_tables(source, streams, asset_stream_plans(config, source))
-    jobs, schedules = build_schedules(config, source, tables, job)
-    return dg.Definitions(assets=[assets], jobs=[job, *jobs], schedules=schedules,
+    plans = asset_stream_plans(config, source)
+    jobs, schedules = build_schedules(config, source, source_tables(source, streams, plans), job)
+    rebuild = rebuild_job(config, source, [s for s in streams if s in plans])
+    system = system_table_assets(config, source)
+    return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],
+                          schedules=schedules,
                           sensors=[build_landing_sensor(config, source, job=job)])

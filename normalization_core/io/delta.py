@@ -56,8 +56,20 @@ def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence
 
     Load IDs are validated against `^[A-Za-z0-9][A-Za-z0-9._-]*$`, so the predicate is safe.
     """
-    listed = ", ".join(f"'{load_id}'" for load_id in load_ids)
-    predicate = f"`{load_column}` IN ({listed})"
+    replace_where(df, path, in_list(load_column, load_ids))
+
+
+def in_list(column: str, values: Sequence[str]) -> str:
+    """`column IN (...)` with the values as escaped SQL string literals."""
+    return f"`{column}` IN ({', '.join(sql_string(v) for v in values)})"
+
+
+def sql_string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def replace_where(df: DataFrame, path: str, predicate: str) -> None:
+    """Replace exactly the rows matching `predicate` in the table at `path` with `df`, in one commit."""
     with_conflict_retry(lambda: (
         df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
         .option("mergeSchema", "true").save(path)))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
@@ -15,7 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
-from normalization_core.io.delta import is_delta_table, read_table, replace_loads
+from normalization_core.io.delta import in_list, is_delta_table, read_table, replace_loads, replace_where
 
 REGISTRY_SCHEMA = T.StructType([
     T.StructField(C.LOADS_SOURCE, T.StringType()),
@@ -51,10 +52,15 @@ class LoadRecord:
     """The extractor's cursor state (JSON text), stored, never interpreted."""
 
 
-def record_loads(spark: SparkSession, path: str, load_ids: list[str], records: list[LoadRecord]) -> None:
-    """Replace the registry rows of the loads (one per load and stream) in one commit."""
+def record_loads(spark: SparkSession, path: str, load_ids: list[str], records: list[LoadRecord],
+                 streams: Sequence[str] | None = None) -> None:
+    """Replace the registry rows of the loads (one per load and stream) in one commit; with `streams`
+    (a pass over some streams only), only the rows of those streams: the others' rows stay as they are."""
     rows = spark.createDataFrame([asdict(r) for r in records], REGISTRY_SCHEMA)
-    replace_loads(rows, path, C.LOADS_LOAD_ID, load_ids)
+    if streams is None:
+        replace_loads(rows, path, C.LOADS_LOAD_ID, load_ids)
+    else:
+        replace_where(rows, path, f"{in_list(C.LOADS_LOAD_ID, load_ids)} AND {in_list(C.LOADS_STREAM, streams)}")
 
 
 DLT_LOADS_SCHEMA = T.StructType([
@@ -91,6 +97,20 @@ def normalized_load_ids(spark: SparkSession, path: str) -> set[str]:
             .agg(F.min(F.col(C.LOADS_STATUS) == C.STATUS_NORMALIZED).alias("ok"))
             .where("ok").select(C.LOADS_LOAD_ID))
     return {row[0] for row in done.collect()}  # one short string per load: metadata, not data
+
+
+def normalized_streams(spark: SparkSession, path: str, load_ids: Sequence[str] | None = None
+                       ) -> dict[str, dict[str, str | None]]:
+    """Per load ID, its streams registered as normalized and their schema version hash (metadata)."""
+    if not is_delta_table(spark, path):
+        return {}
+    rows = read_table(spark, path).where(F.col(C.LOADS_STATUS) == C.STATUS_NORMALIZED)
+    if load_ids is not None:
+        rows = rows.where(F.col(C.LOADS_LOAD_ID).isin(list(load_ids)))
+    found: dict[str, dict[str, str | None]] = {}
+    for row in rows.select(C.LOADS_LOAD_ID, C.LOADS_STREAM, C.LOADS_SCHEMA_HASH).collect():  # per (load, stream)
+        found.setdefault(row[0], {})[row[1]] = row[2]
+    return found
 
 
 def is_newest_load(spark: SparkSession, path: str, stream: str, arrival_key: tuple[datetime, str]) -> bool:

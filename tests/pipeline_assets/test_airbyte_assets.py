@@ -30,7 +30,7 @@ def test_airbyte_child_tables_are_assets_depending_on_their_parent(tmp_path):
 
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
         "garage/_airbyte_raw_cars", "garage/cars", "garage/cars_specs", "garage/cars_specs_engine",
-        "garage/cars_limited_editions"}
+        "garage/cars_limited_editions", "garage/_airbyte_loads", "garage/_airbyte_versions"}
     assert parents("garage/cars") == {"garage/_airbyte_raw_cars"}
     assert parents("garage/cars_specs") == parents("garage/cars_limited_editions") == {"garage/cars"}
     assert parents("garage/cars_specs_engine") == {"garage/cars_specs"}
@@ -53,6 +53,6 @@ def test_colliding_airbyte_streams_become_assets_with_airbytes_hashed_names(tmp_
 
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
         "src/_airbyte_raw_simple_stream_name", "src/_airbyte_raw_simple", "src/simple_stream_name_f35",
-        "src/simple", "src/simple_b94_stream_name"}
+        "src/simple", "src/simple_b94_stream_name", "src/_airbyte_loads", "src/_airbyte_versions"}
     reported = graph.get(dg.AssetKey(["src", "simple_b94_stream_name"])).metadata["name_collisions"]
     assert reported == [{"simple stream name": "simple_stream_name_f35", "simple/stream_name": "simple_b94_stream_name"}]

@@ -37,7 +37,7 @@ def test_definitions_model_each_stream_as_a_partitioned_raw_asset(shop):
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {f"shop/_norm_raw_{s}" for s in STREAMS} | {f"shop/{s}" for s in STREAMS} | {
         "shop/orders__line_items", "shop/orders__line_items__discounts", "shop/orders__tags",
-        "shop/orders_scd", "shop/customers_scd"}
+        "shop/orders_scd", "shop/customers_scd", "shop/_norm_loads", "shop/_norm_versions"}
 
     def parents(key: str) -> set[str]:
         return {k.to_user_string() for k in graph.get(dg.AssetKey(key.split("/"))).parent_keys}
