@@ -1,6 +1,7 @@
 """Delta writes: atomic per table, idempotent per load ID, retried on concurrent commits."""
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -15,6 +16,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 T = TypeVar("T")
+LOG = logging.getLogger("lakenorm")
+"""lakenorm's log: Dagster shows its records in the run's event log (`python_logs` in dagster.yaml)."""
 DELETION_VECTORS = "delta.enableDeletionVectors"
 DV_FEATURE = "deletionVectors"
 MAX_ATTEMPTS = 8
@@ -22,11 +25,12 @@ _RACE_MARKERS = ("DELTA_CONCURRENT", "DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_C
                  "ConcurrentAppendException", "ProtocolChangedException", "FileAlreadyExistsException")
 
 
-def with_conflict_retry(action: Callable[[], T], attempts: int = MAX_ATTEMPTS) -> T:
-    """Run a Delta commit, again after a losing optimistic-concurrency race.
+def with_conflict_retry(action: Callable[[], T], table: str, attempts: int = MAX_ATTEMPTS) -> T:
+    """Run a Delta commit to `table` (its path), again after a losing optimistic-concurrency race.
 
     Every action passed here is idempotent (replace a load's rows, MERGE by key), so running it
-    again after another writer committed first gives the same table as running it once.
+    again after another writer committed first gives the same table as running it once. Each retry is
+    a warning in lakenorm's log, naming the table and the attempt.
     """
     for attempt in range(1, attempts + 1):
         try:
@@ -34,6 +38,8 @@ def with_conflict_retry(action: Callable[[], T], attempts: int = MAX_ATTEMPTS) -
         except Exception as exc:  # noqa: BLE001 - Delta's races arrive as several exception types
             if attempt == attempts or not _is_race(exc):
                 raise
+            LOG.warning("concurrent commit on %s (attempt %d of %d), retrying: %s", table, attempt, attempts,
+                        str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__)
             time.sleep(min(2.0, 0.05 * 2 ** attempt) * (1 + random.random()))
     raise AssertionError("unreachable")
 
@@ -72,7 +78,7 @@ def replace_where(df: DataFrame, path: str, predicate: str) -> None:
     """Replace exactly the rows matching `predicate` in the table at `path` with `df`, in one commit."""
     with_conflict_retry(lambda: (
         df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
-        .option("mergeSchema", "true").save(path)))
+        .option("mergeSchema", "true").save(path)), path)
 
 
 def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Sequence[str]) -> dict[str, int]:
@@ -109,7 +115,7 @@ def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = No
     """Replace the whole table with `df` in one commit (the `overwrite` disposition); `properties`:
     table properties (`delta.*`) for a new table."""
     with_conflict_retry(lambda: df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
-                        .options(**(properties or {})).save(path))
+                        .options(**(properties or {})).save(path), path)
 
 
 def merged_table_properties(deletion_vectors: bool) -> dict[str, str]:
@@ -129,9 +135,9 @@ def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: boo
     enabled = (detail["properties"] or {}).get(DELETION_VECTORS) == "true"
     if deletion_vectors and not enabled:
         with_conflict_retry(lambda: spark.sql(
-            f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"))
+            f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"), path)
     elif not deletion_vectors and DV_FEATURE in (detail["tableFeatures"] or []):
-        with_conflict_retry(lambda: spark.sql(f"ALTER TABLE delta.`{path}` DROP FEATURE {DV_FEATURE}"))
+        with_conflict_retry(lambda: spark.sql(f"ALTER TABLE delta.`{path}` DROP FEATURE {DV_FEATURE}"), path)
 
 
 def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
@@ -158,7 +164,7 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
                    .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)
                    .execute().first())  # one row of MERGE metrics, computed on the driver: metadata
         return sum(int(metrics[m]) for m in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows"))
-    return with_conflict_retry(attempt)
+    return with_conflict_retry(attempt, path)
 
 
 def _create_with(spark: SparkSession, rows: DataFrame, path: str, properties: dict[str, str]) -> int:

@@ -38,7 +38,7 @@ def optimize_and_vacuum(spark: SparkSession, path: str, retention_hours: float |
     """Compact small files (OPTIMIZE), then delete files no version within the retention needs
     (VACUUM; None = the table's retention, 7 days by default). Each is its own commit."""
     table = DeltaTable.forPath(spark, path)
-    metrics = with_conflict_retry(lambda: table.optimize().executeCompaction().select("metrics").first()[0])
+    metrics = with_conflict_retry(lambda: table.optimize().executeCompaction().select("metrics").first()[0], path)
     table.vacuum(retention_hours)  # runs eagerly; None = the table's retention
     vacuumed = _last_metric(table, "VACUUM END", "numDeletedFiles")
     return MaintenanceResult(path, int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]), vacuumed)

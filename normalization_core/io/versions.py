@@ -119,7 +119,7 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
         return StoredVersion(stream, version, version_hash, schema), True
 
     for _ in range(MAX_ATTEMPTS):
-        stored, inserted = with_conflict_retry(attempt)
+        stored, inserted = with_conflict_retry(attempt, path)
         if not inserted or _known_versions(spark, path, [stream]).get((stream, version_hash)) == stored.version:
             return stored
         # a racing run took this version number first: store the schema under the next one

@@ -76,7 +76,7 @@ def test_aligning_a_table_with_deletion_vectors_drops_them_and_keeps_its_rows(sp
     assert DeltaTable.forPath(spark, path).detail().first().properties["delta.enableDeletionVectors"] == "true"
 
 
-def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_path, monkeypatch):
+def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_path, monkeypatch, caplog):
     path = str(tmp_path / "table")
     attempts = []
 
@@ -93,3 +93,6 @@ def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_
 
     assert len(attempts) == 2
     assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(1, "mine"), (2, "new")]
+    retried = [r for r in caplog.records if r.name == "lakenorm" and r.levelname == "WARNING"]
+    assert len(retried) == 1
+    assert f"concurrent commit on {path} (attempt 1 of {delta.MAX_ATTEMPTS}), retrying" in retried[0].getMessage()
