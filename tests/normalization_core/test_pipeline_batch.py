@@ -12,7 +12,6 @@ from normalization_core import columns as C
 from normalization_core.config import parse_config
 from normalization_core.errors import PackageError
 from normalization_core.io.delta import read_table
-from normalization_core.io import spark as spark_settings
 from normalization_core.io.packages import discover_packages
 from normalization_core.pipeline import normalize_load, normalize_loads
 from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
@@ -88,17 +87,3 @@ def test_a_bad_package_fails_alone(spark, tmp_path):
     loads = {r["load_id"] for r in read_table(spark, cfg.table_path("shop", "_norm_loads")).collect()}
     assert loads == {ids[0]}  # loads before the bad one landed; the bad one left nothing
 
-
-@pytest.mark.slow
-def test_the_small_input_settings_do_not_change_any_table(spark, tmp_path, monkeypatch):
-    """A small pass runs without adaptive execution and code generation; the tables are the same as a pass
-    with Spark's own settings (every other test's packages are small, so this is the one for the large path)."""
-    small, large = warehouse(tmp_path, "wh_small"), warehouse(tmp_path, "wh_large")
-    ids = [p.load_id for p in discover_packages(small.source("shop").landing, "shop").packages]
-    for load_id in ids:
-        normalize_load(spark, small, "shop", load_id)
-    monkeypatch.setattr(spark_settings, "SMALL_INPUT_BYTES", 0)
-    for load_id in ids:
-        normalize_load(spark, large, "shop", load_id)
-    assert spark.conf.get("spark.sql.codegen.factoryMode", "FALLBACK") == "FALLBACK"
-    assert tables(spark, large) == tables(spark, small)
