@@ -63,7 +63,7 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     root_doc = root_table(plan.schema)
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
     history_path = paths[names.history_table(root)]
-    props = _aligned_properties(spark, source, paths.values())
+    props = _aligned_properties(spark, config, source, paths.values())
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -105,7 +105,7 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
     """Replace the stream's history, current and child tables with those of all of `raw_rows` at once."""
     root, *children = plan.tables
     paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
-    props = _aligned_properties(spark, source, paths.values())
+    props = _aligned_properties(spark, config, source, paths.values())
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props)
@@ -121,9 +121,11 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
     return {t: read_table(spark, p).count() for t, p in paths.items()}
 
 
-def _aligned_properties(spark: SparkSession, source: SourceConfig, paths: Iterable[str]) -> dict[str, str]:
+def _aligned_properties(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
+                        paths: Iterable[str]) -> dict[str, str]:
     """The stream's existing tables made to use deletion vectors as the source says; properties for new ones."""
-    run_concurrently([partial(align_deletion_vectors, spark, p, source.deletion_vectors) for p in paths])
+    for path in paths:
+        align_deletion_vectors(spark, path, source.deletion_vectors, config.storage_options(path))
     return merged_table_properties(source.deletion_vectors)
 
 

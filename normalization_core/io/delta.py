@@ -15,6 +15,8 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from normalization_core.io.storage import open_delta_table
+
 T = TypeVar("T")
 LOG = logging.getLogger("lakenorm")
 """lakenorm's log: Dagster shows its records in the run's event log (`python_logs` in dagster.yaml)."""
@@ -125,18 +127,21 @@ def merged_table_properties(deletion_vectors: bool) -> dict[str, str]:
     return {DELETION_VECTORS: str(deletion_vectors).lower()}
 
 
-def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: bool) -> None:
+def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: bool,
+                           storage_options: dict[str, str] | None = None) -> None:
     """Make an existing table at `path` use deletion vectors or not, as the source says: turning them on sets
     the property; turning them off drops the table feature (Delta rewrites the files that have deletion
-    vectors, in one commit, and lowers the protocol), so every Delta reader opens the table again."""
-    if not is_delta_table(spark, path):
+    vectors, in one commit, and lowers the protocol), so every Delta reader opens the table again.
+
+    The table's properties and features are read from its log with delta-rs: no Spark job on every load."""
+    table = open_delta_table(path, storage_options)
+    if table is None:
         return
-    detail = DeltaTable.forPath(spark, path).detail().select("properties", "tableFeatures").first()  # metadata
-    enabled = (detail["properties"] or {}).get(DELETION_VECTORS) == "true"
+    enabled = table.metadata().configuration.get(DELETION_VECTORS) == "true"
     if deletion_vectors and not enabled:
         with_conflict_retry(lambda: spark.sql(
             f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"), path)
-    elif not deletion_vectors and DV_FEATURE in (detail["tableFeatures"] or []):
+    elif not deletion_vectors and DV_FEATURE in (table.protocol().writer_features or []):
         with_conflict_retry(lambda: spark.sql(f"ALTER TABLE delta.`{path}` DROP FEATURE {DV_FEATURE}"), path)
 
 
