@@ -73,6 +73,8 @@ def run_sensor_and_runs(config: LakenormConfig, instance: dg.DagsterInstance) ->
             result = job.execute_in_process(instance=instance, partition_key=request.partition_key,
                                             tags=tags, raise_on_error=False)
             runs.append(DemoRun(request.partition_key, result.success))
+        if tick.run_requests:  # the registry and versions tables changed: the asset graph shows their state
+            defs.resolve_job_def(f"{source.name}_observe_system_tables").execute_in_process(instance=instance)
     return runs
 
 

@@ -24,11 +24,14 @@ def test_demo_leaves_tables_and_an_instance_showing_the_materialized_partitions(
     instance = dg.DagsterInstance.from_config(str(tmp_path / "demo/dagster_home"))
     load_ids = instance.get_dynamic_partitions("shop_load_ids")
     assert len(load_ids) == 2
-    runs = instance.get_runs()
+    runs = instance.get_runs(dg.RunsFilter(job_name="shop_normalize"))
     assert len(runs) == 2 and {r.tags["dagster/run_key"] for r in runs} == set(load_ids)
     for key in ("_norm_raw_orders", "_norm_raw_customers", "_norm_raw_events"):
         materialized = instance.get_materialized_partitions(dg.AssetKey(["shop", key]))
         assert materialized == set(load_ids)
+    for table, rows in (("_norm_loads", 6), ("_norm_versions", 3)):  # observed after the runs, as the UI shows
+        observed = instance.fetch_observations(dg.AssetKey(["shop", table]), limit=1).records
+        assert observed and observed[0].asset_observation.metadata["dagster/row_count"].value == rows, table
 
     assert main(["demo", "--root", str(tmp_path / "demo"), "--packages", "2"]) == 0  # again: nothing new
     assert "no new load packages" in capsys.readouterr().out
