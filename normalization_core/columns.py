@@ -65,6 +65,11 @@ class SystemNames:
         return bool(self.stream_loads_table)
 
     @property
+    def upstream_changes(self) -> str:
+        """Raw column: changes the producer already made to the record (Airbyte's `_airbyte_meta.changes`)."""
+        return f"{self.prefix}_upstream_changes"
+
+    @property
     def file(self) -> str:
         """Path of the file inside its package that held the line."""
         return f"{self.prefix}_file"

@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
-from normalization_core.transform.typing import NULLED
+from normalization_core.transform.typing import NULLED, OWN_REASON
 
 NULLED_VALUES = "nulled_values"
 NULLED_ROWS = "nulled_rows"
@@ -33,8 +33,9 @@ NONE_NULLED = NulledCounts(0, 0)
 
 
 def nulled_changes(names: SystemNames) -> Column:
-    """The row's number of `NULLED` changes."""
-    return F.size(F.filter(F.col(names.meta).getField("changes"), lambda c: c.getField("change") == NULLED))
+    """The row's number of `NULLED` changes lakenorm made (not the producer's own, kept in the same array)."""
+    return F.size(F.filter(F.col(names.meta).getField("changes"),
+                           lambda c: (c.getField("change") == NULLED) & c.getField("reason").startswith(OWN_REASON)))
 
 
 def observe_loads(df: DataFrame, names: SystemNames, load_ids: Sequence[str]) -> tuple[DataFrame, Observation]:

@@ -29,6 +29,7 @@ from normalization_core.transform.kinds import value_kind
 from normalization_core.transform.parse import CLEAN, RECORD, TREE
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
 from normalization_core.transform.typing import (
+    OWN_REASON,
     SCALAR_LOGICAL_TYPES,
     cast_failed,
     cast_object,
@@ -38,11 +39,12 @@ from normalization_core.transform.typing import (
     meta_column,
     nulled,
     type_value,
+    with_upstream_changes,
 )
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
-RECORD_UNREADABLE = "DESTINATION_SERIALIZATION_ERROR"
+RECORD_UNREADABLE = OWN_REASON + "SERIALIZATION_ERROR"
 _KEY_SEPARATOR = "\u001f"
 _ROW, _ELEMENT, _INDEX, _KEY, _PARENT, _ROOT, _META = "#row", "#element", "#index", "#key", "#parent", "#root", "#meta"
 _ARRAY = T.ArrayType(T.VariantType())
@@ -75,15 +77,16 @@ def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchem
         raise ValueError(f"{table!r} is not the root table of stream {stream_schema['stream']!r}")
     keep = [names.raw_id, names.extracted_at, names.load_id]
     stamp = normalized_at if normalized_at is not None else F.current_timestamp()
+    upstream = [names.upstream_changes] if names.upstream_changes in parsed.columns else []
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*keep, *carry, _record(tree).alias(_ROW))
+        rows = records.select(*keep, *upstream, *carry, _record(tree).alias(_ROW))
         unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(_ROW).isNull(), RECORD_UNREADABLE)]
-        typed = _type_rows(rows, stream_schema, root, [*keep, *carry], unreadable, tree)
+        typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
         return typed.select(
             *_data_names(root), *keep,
             row_key(F.col(names.raw_id)).alias(names.row_id(root)),
-            F.col(_META).alias(names.meta), stamp.alias(names.normalized_at), *carry,
+            with_upstream_changes(F.col(_META), upstream).alias(names.meta), stamp.alias(names.normalized_at), *carry,
         )
     return _by_path(parsed, build)
 

@@ -50,7 +50,8 @@ def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSc
     VARIANT. Rows that carry their parse (`parsed_columns`, from `with_parsed_records`) are not parsed again.
     `carry` adds raw columns or expressions over the raw rows.
     """
-    keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *carry]
+    upstream = [names.upstream_changes] if names.upstream_changes in raw_df.columns else []
+    keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *upstream, *carry]
     valid = raw_df.where(F.col(names.error).isNull())
     parser = tree_parser(stream_schema)
     if parser is None:

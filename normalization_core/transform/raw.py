@@ -145,7 +145,7 @@ def raw_rows(lines: DataFrame, names: SystemNames, extra: Sequence[Column] = ())
         F.col(FILE).alias(names.file),
         F.col(LINE).alias(names.line),
         F.col(ERROR).alias(names.error),
-        *([F.col(UPSTREAM_CHANGES).alias(f"{names.prefix}_upstream_changes")] if UPSTREAM_CHANGES in lines.columns else []),
+        *([F.col(UPSTREAM_CHANGES).alias(names.upstream_changes)] if UPSTREAM_CHANGES in lines.columns else []),
         *extra,
     )
 

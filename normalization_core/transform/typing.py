@@ -18,7 +18,9 @@ from pyspark.sql import types as T
 from normalization_core.schema.model import DATE_TIME_TYPES, FieldSchema, UnionVariant
 
 NULLED = "NULLED"
-TYPECAST_ERROR = "DESTINATION_TYPECAST_ERROR"
+OWN_REASON = "DESTINATION_"
+"""Reasons of the changes lakenorm makes start so (a producer's own start `SOURCE_`, `PLATFORM_`)."""
+TYPECAST_ERROR = OWN_REASON + "TYPECAST_ERROR"
 CHANGE_TYPE = T.StructType([
     T.StructField("field", T.StringType()),
     T.StructField("change", T.StringType()),
@@ -62,6 +64,16 @@ def meta_column(changes: Sequence[Column]) -> Column:
     changed = reduce(operator.or_, [change.isNotNull() for change in changes])
     kept = F.filter(F.array(*changes), lambda change: change.isNotNull())
     return F.struct(F.when(changed, kept).otherwise(empty).alias("changes"))
+
+
+def with_upstream_changes(meta: Column, upstream: Sequence[str]) -> Column:
+    """`meta` with the producer's own changes (a raw column, when the input kind has them) before lakenorm's,
+    as Airbyte's destinations keep a source's changes in `_airbyte_meta.changes`."""
+    if not upstream:
+        return meta
+    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
+    return F.struct(F.concat(F.coalesce(F.col(upstream[0]).cast(T.ArrayType(CHANGE_TYPE)), empty),
+                             meta.getField("changes")).alias("changes"))
 
 
 def is_present(variant: Column) -> Column:

@@ -66,6 +66,11 @@ def test_v2_files_to_typed_tables_then_late_file_then_bad_files(spark, tmp_path,
     assert {f.name: f.dataType.simpleString() for f in orders.schema.fields if not f.name.startswith("_norm")} == {
         "id": "bigint", "total": "double", "status": "string"}
     assert [(r["id"], r["total"], r["status"]) for r in rows(spark, config, "orders")] == [(1, 9.5, "paid"), (2, 20.25, None)]
+    for table in ("orders", "orders_scd"):  # Airbyte's change is in the typed rows' meta too, not counted as lakenorm's
+        assert [[c.asDict() for c in r["_norm_meta"]["changes"]] for r in rows(spark, config, table)] == [
+            [], [{"field": "status", "change": "NULLED", "reason": "SOURCE_FIELD_SIZE_LIMITATION"}]], table
+    nulled = {t: n.values for s in result.streams.values() for t, n in s.nulled.items()}
+    assert nulled and set(nulled.values()) == {0}, nulled
     customers = rows(spark, config, "customers")
     assert [(r["id"], r["email"]) for r in customers] == [(7, "a@example.com"), (8, "b@example.com")]
     assert not any(k.startswith("_airbyte") for k in customers[0])  # root-level flattening: Airbyte's columns dropped
