@@ -45,7 +45,6 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
     Returns {table: {"types": {column: dlt data_type}, "rows": [row dicts]}} for data and system tables.
     """
     import dlt
-    import pyarrow.parquet as pq
 
     os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
                        "RUNTIME__DLTHUB_TELEMETRY": "false"})
@@ -61,6 +60,12 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
             pipeline.run(resources, loader_file_format="parquet", schema=schema)
     finally:
         del os.environ["SCHEMA__NAMING"]
+    return _tables(pipeline, bucket)
+
+
+def _tables(pipeline: Any, bucket: Path) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
     schema = pipeline.default_schema
     tables = {}
     for name in schema.tables:
@@ -103,6 +108,27 @@ def _rows(folder: Path, pq: Any) -> list[dict]:
     return rows
 
 
+def _contract_pipeline(workdir: Path, first: list[dict]) -> Any:
+    """A pipeline that loaded `first` (stream `s`) with dlt's default contract."""
+    import dlt
+
+    os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
+                       "RUNTIME__DLTHUB_TELEMETRY": "false"})
+    pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
+        bucket_url=(workdir / "tables").resolve().as_uri()))
+    pipeline.run(dlt.resource(first, name="s"), loader_file_format="parquet")
+    return pipeline
+
+
+def dlt_contract_tables(workdir: Path, first: list[dict], second: list[dict], contract: Any) -> dict[str, Any]:
+    """dlt's tables (as `run_dlt`) after `first`, then `second` under `contract` (stream `s`)."""
+    import dlt
+
+    pipeline = _contract_pipeline(workdir, first)
+    pipeline.run(dlt.resource(second, name="s", schema_contract=contract), loader_file_format="parquet")
+    return _tables(pipeline, workdir / "tables")
+
+
 def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], contract: Any) -> str | None:
     """Run `first` with dlt's default contract, then `second` under `contract` (stream `s`): the entity
     whose contract refused the second load (`tables`, `columns`, `data_type`), None if it loaded."""
@@ -110,11 +136,7 @@ def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], c
     from dlt.common.schema.exceptions import DataValidationError
     from dlt.pipeline.exceptions import PipelineStepFailed
 
-    os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
-                       "RUNTIME__DLTHUB_TELEMETRY": "false"})
-    pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
-        bucket_url=(workdir / "tables").resolve().as_uri()))
-    pipeline.run(dlt.resource(first, name="s"), loader_file_format="parquet")
+    pipeline = _contract_pipeline(workdir, first)
     try:
         pipeline.run(dlt.resource(second, name="s", schema_contract=contract), loader_file_format="parquet")
     except PipelineStepFailed as failed:
