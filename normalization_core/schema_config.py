@@ -12,8 +12,8 @@ CONTRACT_ENTITIES = ("tables", "columns", "data_type")
 CONTRACT_MODES = ("evolve", "freeze", "discard_row", "discard_value")
 DISCARD_MODES = ("discard_row", "discard_value")
 _SETTINGS_KEYS = {"detections", "preferred_types"}
-DETECTIONS = ("iso_timestamp", "iso_date", "large_integer", "hexbytes_to_text", "wei_to_double")
-"""dlt's type detections lakenorm takes (`timestamp`, numbers near now as epoch seconds, is not supported)."""
+DETECTIONS = ("timestamp", "iso_timestamp", "iso_date", "large_integer", "hexbytes_to_text", "wei_to_double")
+"""dlt's type detections (`timestamp`: numbers within five years of their record's extracted at, as epoch seconds)."""
 _COLUMN_HINT_KEYS = {"data_type", "primary_key", "nullable"}
 DATA_TYPES = ("text", "bigint", "double", "bool", "timestamp", "date", "decimal", "json")
 """dlt's data types a column hint may name (an inferred column's type; SPEC §5.2)."""

@@ -113,7 +113,7 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
     for stream in inferred:
         rows = rows_of(stream)
         check_not_null(source, stream, rows, names)
-        observed = observed_types(rows, names)
+        observed = observed_types(rows, names, epochs="timestamp" in source.settings.detections)
         previous = starting_schema(source, stream, stored[stream].schema if stream in stored else None)
         steering = inference_steering(source, stream)
         schema = evolve(previous, observed, steering) if previous else infer_schema(

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from normalization_core.errors import ConfigError
-from normalization_core.schema.inference import ACCEPTS, KIND_OF_LOGICAL
+from normalization_core.schema.inference import ACCEPTS, EPOCH, KIND_OF_LOGICAL
 from normalization_core.schema.model import LOGICAL_DATA_TYPES, StreamSchema, TableSchema
 
 _DOCUMENT = ({"stream", "schema"}, {"source", "version", "version_hash"})
@@ -79,8 +79,10 @@ def _column_types(column: dict, where: str) -> None:
                                  f"set data_type to {expected!r}, or change both")
     column.setdefault("json_text", logical == "json")
     column.setdefault("nullable", True)
-    if "variant_of" not in column and (logical != "json" or "accepts" in column):  # an edited type's kinds
-        column["accepts"] = sorted(ACCEPTS[KIND_OF_LOGICAL[logical]])
+    kinds = ACCEPTS[KIND_OF_LOGICAL[logical]]
+    epoch = logical == "timestamp" and set(column.get("accepts", ())) == ACCEPTS[EPOCH]  # numbers are epochs
+    if "variant_of" not in column and (logical != "json" or "accepts" in column) and not epoch:
+        column["accepts"] = sorted(kinds)  # an edited type takes its type's kinds
 
 
 def _keys(doc: Any, keys: tuple[set[str], set[str]], where: str, what: str) -> None:

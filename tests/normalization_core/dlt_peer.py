@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +15,15 @@ LINKS = ("_dlt_list_idx",)
 """dlt system columns compared by value (the row keys differ by design: dlt's are random)."""
 
 
-def write_package(landing: Path, load_id: str, created_at: str, records: dict[str, list[dict]]) -> None:
-    """The same records as a lakenorm load package (source `chain`)."""
+def write_package(landing: Path, load_id: str, created_at: str, records: dict[str, list[dict]],
+                  source: str = "chain") -> None:
+    """The same records as a lakenorm load package of `source`."""
     folder = landing / load_id
     folder.mkdir(parents=True)
     for stream, rows in records.items():
         (folder / f"{stream}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "_manifest.json").write_text(json.dumps({
-        "load_id": load_id, "created_at": created_at, "source": "chain", "format": "records",
+        "load_id": load_id, "created_at": created_at, "source": source, "format": "records",
         "streams": {s: {"files": [f"{s}.jsonl"]} for s in records}}))
 
 
@@ -31,7 +33,14 @@ def data_columns(types: dict[str, str]) -> dict[str, str]:
 
 
 def comparable(rows: list[dict], columns: list[str]) -> list[tuple]:
-    return sorted((tuple(row.get(c) for c in columns) for row in rows), key=repr)
+    return sorted((tuple(_naive_utc(row.get(c)) for c in columns) for row in rows), key=repr)
+
+
+def _naive_utc(value: Any) -> Any:
+    """dlt's timestamps are UTC-aware, Spark's are UTC wall clock (the session time zone is UTC)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
 
 
 def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, dict] | None = None,

@@ -86,7 +86,7 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
     (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
     (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
-    (lambda d: d["sources"][0].update(settings={"detections": ["timestamp"]}), "'detections' must be a list of iso_"),
+    (lambda d: d["sources"][0].update(settings={"detections": ["epoch"]}), "'detections' must be a list of timestamp, iso_"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"re:(": "text"}}), "not a valid regular expression"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"x": "int"}}), "unknown data type 'int'"),
     (lambda d: d["sources"][0].update(settings={"detection": []}), "unknown key 'detection' in 'settings'"),

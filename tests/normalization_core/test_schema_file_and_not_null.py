@@ -18,7 +18,7 @@ SECOND = [{"id": 2, "amount": 20, "name": "y", "note": 5, "extra": True}]
 
 
 def write_config(work, sources: list[dict]):
-    doc = {"warehouse": "wh", "sources": [{"landing": "landing", "convention": "dlt", **s} for s in sources],
+    doc = {"warehouse": "wh", "sources": [{"landing": s["name"], "convention": "dlt", **s} for s in sources],
            "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "2"}}
     (work / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
     return str(work / "lakenorm.yaml")
@@ -26,8 +26,9 @@ def write_config(work, sources: list[dict]):
 
 @pytest.mark.slow
 def test_a_printed_schema_edited_and_given_back_types_the_stream(spark, tmp_path, capsys):
-    (tmp_path / "landing").mkdir()
-    write_package(tmp_path / "landing", "1700000000.1", "2023-11-14T22:13:20Z", {"s": FIRST})
+    for source in ("a", "b"):
+        (tmp_path / source).mkdir()
+        write_package(tmp_path / source, "1700000000.1", "2023-11-14T22:13:20Z", {"s": FIRST}, source)
     first = write_config(tmp_path, [{"name": "a"}])
     assert cli.main(["--config", first, "normalize"]) == 0
     capsys.readouterr()
@@ -38,7 +39,7 @@ def test_a_printed_schema_edited_and_given_back_types_the_stream(spark, tmp_path
     columns.append({"name": "note", "path": ["note"], "data_type": "string", "logical_type": "string"})
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
 
-    write_package(tmp_path / "landing", "1700000001.1", "2023-11-14T22:13:21Z", {"s": SECOND})
+    write_package(tmp_path / "b", "1700000001.1", "2023-11-14T22:13:21Z", {"s": SECOND}, "b")
     config = write_config(tmp_path, [{"name": "a"}, {"name": "b", "streams": {"s": {"schema_file": "s.yaml"}}}])
     assert cli.main(["--config", config, "normalize", "--source", "b"]) == 0
     table = read_table(spark, load_config(config).table_path("b", "s"))
@@ -57,9 +58,10 @@ def test_a_missing_value_of_a_non_nullable_column_fails_the_load_as_in_dlt(spark
     with pytest.raises(Exception, match="non-nullable"):
         pipeline.run(dlt.resource(records, name="s", columns={"a": {"nullable": False}}), loader_file_format="parquet")
 
-    (tmp_path / "landing").mkdir()
-    write_package(tmp_path / "landing", "1700000000.1", "2023-11-14T22:13:20Z", {"s": records})
-    config = load_config(write_config(tmp_path, [{"name": "c", "streams": {"s": {"columns": {"a": {"nullable": False}}}}}]))
+    (tmp_path / "chain").mkdir()
+    write_package(tmp_path / "chain", "1700000000.1", "2023-11-14T22:13:20Z", {"s": records})
+    hints = {"s": {"columns": {"a": {"nullable": False}}}}
+    config = load_config(write_config(tmp_path, [{"name": "chain", "streams": hints}]))
     with pytest.raises(NotNullViolation, match="column 'a' is hinted nullable: false but 1 record"):
-        normalize_load(spark, config, "c", "1700000000.1")
-    assert not is_delta_table(spark, config.table_path("c", "_dlt_raw_s"))  # nothing committed
+        normalize_load(spark, config, "chain", "1700000000.1")
+    assert not is_delta_table(spark, config.table_path("chain", "_dlt_raw_s"))  # nothing committed
