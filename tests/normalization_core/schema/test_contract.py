@@ -53,3 +53,9 @@ def test_a_variant_of_a_discarded_new_column_goes_with_it():
     assert kept == first and discards.values == {"s": ("name", "name__v_text")} and not discards.rows
     assert apply_contract("src", "s", SchemaContract(data_type="discard_row"), first, later)[1].rows == {
         "s": ("name__v_text",)}
+
+
+def test_a_new_stream_under_a_discarding_tables_contract_keeps_no_table():
+    later = evolve(infer_schema("s", FIRST, "dlt"), LATER)
+    kept, discards = apply_contract("src", "s", SchemaContract(tables="discard_row"), None, later)
+    assert kept["tables"] == [] and discards.tables == {"s", "s__items"}
