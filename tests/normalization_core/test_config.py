@@ -152,3 +152,19 @@ def test_missing_file_names_the_environment_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("LAKENORM_CONFIG", raising=False)
     with pytest.raises(ConfigError, match="LAKENORM_CONFIG"):
         load_config()
+
+
+def test_schema_file_per_source_and_per_stream(tmp_path):
+    from normalization_core.schema import schema_document
+    from normalization_core.schema.inference import infer_schema
+
+    documents = [{"source": "x", "stream": s, "version": 1, "version_hash": "h",
+                  "schema": schema_document(infer_schema(s, {((), "object"), (("k:id",), "bigint")}, "native"))}
+                 for s in ("orders", "users")]
+    (tmp_path / "all.yaml").write_text(yaml.safe_dump_all(documents))
+    doc = config_doc(tmp_path, schema_file="all.yaml", streams={"users": {"schema_file": "all.yaml"}})
+    src = parse_config(doc, tmp_path).source("shop")
+    assert sorted(src.schemas) == ["orders", "users"] and src.schemas["orders"]["tables"][0]["name"] == "orders"
+    assert src.streams["users"].schema["stream"] == "users"
+    with pytest.raises(ConfigError, match="not the source's 'dlt'"):
+        parse_config({**doc, "sources": [{**doc["sources"][0], "convention": "dlt"}]}, tmp_path)
