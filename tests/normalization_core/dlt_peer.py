@@ -117,24 +117,27 @@ def _rows(folder: Path, pq: Any) -> list[dict]:
     return rows
 
 
-def _contract_pipeline(workdir: Path, first: list[dict]) -> Any:
-    """A pipeline that loaded `first` (stream `s`) with dlt's default contract."""
+def _contract_pipeline(workdir: Path, first: dict[str, list[dict]]) -> Any:
+    """A pipeline that loaded `first` ({stream: records}) with dlt's default contract."""
     import dlt
 
     os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
                        "RUNTIME__DLTHUB_TELEMETRY": "false"})
     pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
         bucket_url=(workdir / "tables").resolve().as_uri()))
-    pipeline.run(dlt.resource(first, name="s"), loader_file_format="parquet")
+    pipeline.run([dlt.resource(records, name=stream) for stream, records in first.items()],
+                 loader_file_format="parquet")
     return pipeline
 
 
-def dlt_contract_tables(workdir: Path, first: list[dict], second: list[dict], contract: Any) -> dict[str, Any]:
-    """dlt's tables (as `run_dlt`) after `first`, then `second` under `contract` (stream `s`)."""
+def dlt_contract_tables(workdir: Path, first: dict[str, list[dict]], second: dict[str, list[dict]],
+                        contracts: dict[str, Any]) -> dict[str, Any]:
+    """dlt's tables (as `run_dlt`) after `first`, then `second` with each stream under its contract."""
     import dlt
 
     pipeline = _contract_pipeline(workdir, first)
-    pipeline.run(dlt.resource(second, name="s", schema_contract=contract), loader_file_format="parquet")
+    pipeline.run([dlt.resource(records, name=stream, schema_contract=contracts[stream])
+                  for stream, records in second.items()], loader_file_format="parquet")
     return _tables(pipeline, workdir / "tables")
 
 
@@ -145,7 +148,7 @@ def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], c
     from dlt.common.schema.exceptions import DataValidationError
     from dlt.pipeline.exceptions import PipelineStepFailed
 
-    pipeline = _contract_pipeline(workdir, first)
+    pipeline = _contract_pipeline(workdir, {"s": first})
     try:
         pipeline.run(dlt.resource(second, name="s", schema_contract=contract), loader_file_format="parquet")
     except PipelineStepFailed as failed:
