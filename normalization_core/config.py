@@ -3,14 +3,24 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
 
+from normalization_core.config_checks import boolean, choice, entries, mapping, no_unknown_keys
 from normalization_core.errors import ConfigError
+from normalization_core.schema_config import (
+    ColumnHint,
+    SchemaContract,
+    SchemaSettings,
+    parse_column_hints,
+    parse_contract,
+    parse_settings,
+)
+from normalization_core.schema.model import StreamSchema
+from normalization_core.schema.schema_file import read_schema_file
 from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
 
 Convention = Literal["native", "dlt", "airbyte", "direct"]
@@ -28,25 +38,8 @@ _TOP_KEYS = {"warehouse", "sources", "spark", "object_store"}
 _OBJECT_STORE_KEYS = {"endpoint", "region", "path_style_access"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
                 "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors", "settings",
-                "schema_contract"}
-CONTRACT_ENTITIES = ("tables", "columns", "data_type")
-CONTRACT_MODES = ("evolve", "freeze")
-"""dlt's contract modes lakenorm implements (`discard_row` and `discard_value` are not implemented yet)."""
-_SETTINGS_KEYS = {"detections", "preferred_types"}
-DETECTIONS = ("iso_timestamp", "iso_date", "large_integer", "hexbytes_to_text", "wei_to_double")
-"""dlt's type detections lakenorm takes (`timestamp`, numbers near now as epoch seconds, is not supported)."""
-_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns", "schema_contract"}
-_COLUMN_HINT_KEYS = {"data_type", "primary_key"}
-DATA_TYPES = ("text", "bigint", "double", "bool", "timestamp", "date", "decimal", "json")
-"""dlt's data types a column hint may name (an inferred column's type; SPEC §5.2)."""
-
-
-@dataclass(frozen=True)
-class ColumnHint:
-    """dlt's column hints for a column of an inferred stream's root table (SPEC §5.4)."""
-
-    data_type: str | None = None
-    primary_key: bool = False
+                "schema_contract", "schema_file"}
+_STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns", "schema_contract", "schema_file"}
 
 
 @dataclass(frozen=True)
@@ -59,25 +52,9 @@ class StreamOverride:
     schema_contract: dict[str, str] = field(default_factory=dict)
     """Contract modes by entity that replace the source's for this stream."""
     columns: dict[str, ColumnHint] = field(default_factory=dict)
+    schema: StreamSchema | None = None
+    """The stream's schema from its `schema_file` (`lakenorm schema` output, edited): evolved from, not inferred."""
     """Hints per root column of an inferred stream by record key (matched after normalizing), as dlt's `columns=`."""
-
-
-@dataclass(frozen=True)
-class SchemaContract:
-    """dlt's `schema_contract`: a mode per entity (SPEC §5.4)."""
-
-    tables: str = "evolve"
-    columns: str = "evolve"
-    data_type: str = "evolve"
-
-
-@dataclass(frozen=True)
-class SchemaSettings:
-    """dlt's schema `settings` of a source (SPEC §5.4): steer the types of inferred columns."""
-
-    detections: tuple[str, ...] = ("iso_timestamp",)
-    preferred_types: tuple[tuple[str, str], ...] = ()
-    """(column name or `re:<regex>`, dlt data type), in order: the first that matches a new column wins."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +74,8 @@ class SourceConfig:
     settings: SchemaSettings = SchemaSettings()
     schema_contract: SchemaContract = SchemaContract()
     deletion_vectors: bool = False
+    schemas: dict[str, StreamSchema] = field(default_factory=dict)
+    """Streams' schemas from the source's `schema_file` (a stream's own `schema_file` wins)."""
     """Whether `append_dedup` tables (history, current, children) use Delta deletion vectors: cheaper MERGEs,
     but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
 
@@ -151,8 +130,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> LakenormConfig:
 
 def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> LakenormConfig:
     """Validate a configuration document (the parsed YAML)."""
-    doc = _mapping(doc, where, "the top level")
-    _no_unknown_keys(doc, _TOP_KEYS, where, "the top level")
+    doc = mapping(doc, where, "the top level")
+    no_unknown_keys(doc, _TOP_KEYS, where, "the top level")
     if "warehouse" not in doc:
         raise ConfigError(where, "missing key 'warehouse' (the root folder or URI of the Delta tables)")
     sources = doc.get("sources") or []
@@ -177,8 +156,8 @@ def _parse_object_store(doc: Any, locations: list[str], where: str) -> ObjectSto
     if doc is None:
         return ObjectStore() if any(is_s3(loc) for loc in locations) else None
     at = f"{where}: object_store"
-    doc = _mapping(doc, at, "'object_store'")
-    _no_unknown_keys(doc, _OBJECT_STORE_KEYS, at, "'object_store'")
+    doc = mapping(doc, at, "'object_store'")
+    no_unknown_keys(doc, _OBJECT_STORE_KEYS, at, "'object_store'")
     endpoint = doc.get("endpoint")
     if endpoint is not None and not re.match(r"^https?://[^/\s]+/?$", str(endpoint)):
         raise ConfigError(at, f"endpoint {endpoint!r} must be http(s)://host[:port]")
@@ -191,8 +170,8 @@ def _parse_object_store(doc: Any, locations: list[str], where: str) -> ObjectSto
 
 
 def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | None) -> SourceConfig:
-    doc = _mapping(doc, where, "a source")
-    _no_unknown_keys(doc, _SOURCE_KEYS, where, "a source")
+    doc = mapping(doc, where, "a source")
+    no_unknown_keys(doc, _SOURCE_KEYS, where, "a source")
     for key in ("name", "landing"):
         if key not in doc:
             raise ConfigError(where, f"missing key {key!r}")
@@ -221,62 +200,38 @@ def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | Non
         name=name, landing=landing, convention=convention, catalog=catalog,
         max_identifier_length=max_len,
         max_table_nesting=_positive_int(doc, "max_table_nesting", 1000, where),
-        streams=_parse_stream_overrides(doc.get("streams") or {}, where),
+        streams=_parse_stream_overrides(doc.get("streams") or {}, base_dir, where, convention),
         input=kind, settle_seconds=_non_negative_int(doc, "settle_seconds", DEFAULT_SETTLE_SECONDS, where),
-        deletion_vectors=_bool(doc, "deletion_vectors", False, where),
-        settings=_parse_settings(doc.get("settings") or {}, f"{where}: settings"),
-        schema_contract=SchemaContract(**_parse_contract(doc.get("schema_contract"), where)),
+        deletion_vectors=boolean(doc, "deletion_vectors", False, where),
+        schemas=_schema_file(doc, base_dir, where, None, convention),
+        settings=parse_settings(doc.get("settings") or {}, f"{where}: settings"),
+        schema_contract=SchemaContract(**parse_contract(doc.get("schema_contract"), where)),
     )
 
 
-def _parse_contract(doc: Any, where: str) -> dict[str, str]:
-    """A mode for every entity (`freeze`), or some entities' modes (`{columns: freeze}`)."""
-    if doc is None:
+def _schema_file(doc: dict, base_dir: Path, where: str, stream: str | None, convention: str) -> dict[str, StreamSchema]:
+    """The schemas of a `schema_file` by stream (of `stream` only, when given), validated."""
+    if doc.get("schema_file") is None:
         return {}
-    modes = {entity: doc for entity in CONTRACT_ENTITIES} if isinstance(doc, str) else _mapping(
-        doc, where, "'schema_contract'")
-    _no_unknown_keys(modes, set(CONTRACT_ENTITIES), where, "'schema_contract'")
-    for entity, mode in modes.items():
-        if mode in ("discard_row", "discard_value"):
-            raise ConfigError(where, f"schema_contract.{entity}: {mode!r} is not supported yet (use evolve or freeze)")
-        if mode not in CONTRACT_MODES:
-            raise ConfigError(where, f"schema_contract.{entity}: unknown mode {mode!r} "
-                                     f"(choose one of {', '.join(CONTRACT_MODES)})")
-    return dict(modes)
+    path = (base_dir / str(doc["schema_file"])).resolve()
+    if not path.is_file():
+        raise ConfigError(where, f"schema_file {path} does not exist")
+    return read_schema_file(path, stream, convention)
 
 
-def _parse_settings(doc: Any, where: str) -> SchemaSettings:
-    doc = _mapping(doc, where, "'settings'")
-    _no_unknown_keys(doc, _SETTINGS_KEYS, where, "'settings'")
-    detections = doc.get("detections", list(SchemaSettings.detections))
-    if not isinstance(detections, list) or not all(d in DETECTIONS for d in detections):
-        raise ConfigError(where, f"'detections' must be a list of {', '.join(DETECTIONS)}, got {detections!r}")
-    preferred = []
-    for name, data_type in _mapping(doc.get("preferred_types") or {}, where, "'preferred_types'").items():
-        if data_type not in DATA_TYPES:
-            raise ConfigError(where, f"preferred_types.{name}: unknown data type {data_type!r} "
-                                     f"(choose one of {', '.join(DATA_TYPES)})")
-        if str(name).startswith("re:"):
-            try:
-                re.compile(str(name)[3:])
-            except re.error as exc:
-                raise ConfigError(where, f"preferred_types.{name}: not a valid regular expression ({exc})") from None
-        preferred.append((str(name), data_type))
-    return SchemaSettings(detections=tuple(detections), preferred_types=tuple(preferred))
-
-
-def _parse_stream_overrides(doc: Any, where: str) -> dict[str, StreamOverride]:
+def _parse_stream_overrides(doc: Any, base_dir: Path, where: str, convention: str) -> dict[str, StreamOverride]:
     overrides = {}
-    for stream, body, at in _entries(doc, where, "streams", "a stream override", _STREAM_KEYS):
-        mode = _choice(body, "destination_sync_mode", SYNC_MODES, at)
+    for stream, body, at in entries(doc, where, "streams", "a stream override", _STREAM_KEYS):
+        mode = choice(body, "destination_sync_mode", SYNC_MODES, at)
         pk = body.get("primary_key")
         cursor = body.get("cursor_field")
         overrides[str(stream)] = StreamOverride(
             destination_sync_mode=mode,
             primary_key=None if pk is None else tuple(tuple(_path(p, at)) for p in _key_list(pk, at)),
             cursor_field=None if cursor is None else tuple(_path(cursor, at)),
-            columns=_parse_column_hints(body.get("columns") or {}, at),
-            schema_contract=_parse_contract(body.get("schema_contract"), at),
+            columns=parse_column_hints(body.get("columns") or {}, at),
+            schema=_schema_file(body, base_dir, at, str(stream), convention).get(str(stream)),
+            schema_contract=parse_contract(body.get("schema_contract"), at),
         )
     return overrides
 
@@ -286,30 +241,8 @@ def _key_list(value: Any, where: str) -> list:
     return [value] if isinstance(value, str) else value if isinstance(value, list) else [_path(value, where)]
 
 
-def _parse_column_hints(doc: Any, where: str) -> dict[str, ColumnHint]:
-    return {column: ColumnHint(data_type=_choice(body, "data_type", DATA_TYPES, at),
-                               primary_key=_bool(body, "primary_key", False, at))
-            for column, body, at in _entries(doc, where, "columns", "a column hint", _COLUMN_HINT_KEYS)}
-
-
-def _entries(doc: Any, where: str, key: str, what: str, allowed: set[str]) -> Iterator[tuple[str, dict, str]]:
-    """(name, settings, where) of each entry of the mapping under `key`, its keys checked."""
-    for name, body in _mapping(doc, where, f"'{key}'").items():
-        at = f"{where}: {key}.{name}"
-        body = _mapping(body or {}, at, what)
-        _no_unknown_keys(body, allowed, at, what)
-        yield str(name), body, at
-
-
-def _choice(doc: dict, key: str, choices: tuple[str, ...], where: str) -> str | None:
-    value = doc.get(key)
-    if value is not None and value not in choices:
-        raise ConfigError(where, f"unknown {key} {value!r} (choose one of {', '.join(choices)})")
-    return value
-
-
 def _parse_spark(doc: Any, where: str) -> dict[str, str]:
-    doc = _mapping(doc if doc is not None else {}, where, "'spark'")
+    doc = mapping(doc if doc is not None else {}, where, "'spark'")
     conf = dict(DEFAULT_SPARK)
     for key, value in doc.items():
         if key != "master" and not str(key).startswith("spark."):
@@ -362,20 +295,3 @@ def _non_negative_int(doc: dict, key: str, default: int, where: str) -> int:
     return value
 
 
-def _bool(doc: dict, key: str, default: bool, where: str) -> bool:
-    value = doc.get(key, default)
-    if not isinstance(value, bool):
-        raise ConfigError(where, f"{key!r} must be true or false, got {value!r}")
-    return value
-
-
-def _mapping(doc: Any, where: str, what: str) -> dict:
-    if not isinstance(doc, dict):
-        raise ConfigError(where, f"{what} must be a mapping, got {type(doc).__name__}")
-    return doc
-
-
-def _no_unknown_keys(doc: dict, allowed: set[str], where: str, what: str) -> None:
-    unknown = sorted(set(map(str, doc)) - allowed)
-    if unknown:
-        raise ConfigError(where, f"unknown key {unknown[0]!r} in {what} (allowed: {', '.join(sorted(allowed))})")

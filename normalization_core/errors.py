@@ -44,3 +44,13 @@ class ContractViolation(LakenormError):
             f"source {source!r}, stream {stream!r}: schema contract on {entity!r} is 'freeze' but the load would "
             f"{change}; nothing of the load was committed: set "
             f"schema_contract.{entity} to 'evolve' to accept the change, or fix the data")
+
+
+class NotNullViolation(LakenormError):
+    """Records lack a value for a column hinted `nullable: false`: nothing of the load is committed."""
+
+    def __init__(self, source: str, stream: str, column: str, records: int) -> None:
+        self.source, self.stream, self.column, self.records = source, stream, column, records
+        super().__init__(
+            f"source {source!r}, stream {stream!r}: column {column!r} is hinted nullable: false but {records} "
+            f"record(s) of the load have no value for it (null or missing); nothing of the load was committed")

@@ -33,6 +33,7 @@ from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.ledger import record_files
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
+from normalization_core.transform.discard import DiscardedCounts
 from normalization_core.transform.parse import PARSED, parsed_columns, read_from_variant, with_parsed_records
 from normalization_core.stream_collisions import raw_tables
 from normalization_core.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
@@ -51,6 +52,8 @@ class StreamResult:
     schema_version_hash: str | None = None
     nulled: dict[str, NulledCounts] = field(default_factory=dict)
     """NULLED values and rows per typed table written from this load."""
+    discarded: dict[str, DiscardedCounts] = field(default_factory=dict)
+    """Rows and values per typed table the stream's schema contract left out of this load (raw keeps them)."""
 
 
 @dataclass(frozen=True)
@@ -215,7 +218,7 @@ def _load_result(source: SourceConfig, package: LoadPackage, tables: dict[str, s
         streams[stream] = StreamResult(
             stream, tables[stream], counts.lines.get(stream, 0), counts.rejected.get(stream, 0),
             package.expected_records.get(stream), written.rows,
-            plans[stream].version_hash if stream in plans else None, written.nulled)
+            plans[stream].version_hash if stream in plans else None, written.nulled, written.discarded)
     return LoadResult(source.name, package.load_id, streams, counts.quarantined)
 
 
@@ -362,6 +365,8 @@ def _load_records(source: SourceConfig, packages: list[LoadPackage], results: li
                 created_at=package.created_at, normalized_at=now,
                 status=C.STATUS_NORMALIZED, rows={s.raw_table: s.raw_lines, **s.typed_rows},
                 raw_lines=s.raw_lines, rejected_lines=s.rejected_lines,
+                discarded_rows={t: d.rows for t, d in s.discarded.items() if d.rows},
+                discarded_values={t: d.values for t, d in s.discarded.items() if d.values},
                 schema_version_hash=s.schema_version_hash,
                 state=None if state is None else json.dumps(state, sort_keys=True),
             )

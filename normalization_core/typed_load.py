@@ -5,7 +5,7 @@ The raw rows of the load are parsed once; every table of the stream is projected
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from pyspark import StorageLevel
@@ -21,9 +21,12 @@ from normalization_core.io.delta import read_table, replace_all, replace_loads, 
 from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions, latest_versions_without_spark, record_versions
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
-from normalization_core.schema.contract import check_contract, stream_contract
+from normalization_core.schema.contract import NO_DISCARDS, Discards, apply_contract, stream_contract
 from normalization_core.schema.inference import Steering, evolve, infer_schema
 from normalization_core.stream_collisions import disambiguate_tables
+from normalization_core.schema.schema_file import with_stored_additions
+from normalization_core.transform.not_null import check_not_null
+from normalization_core.transform.discard import DiscardedCounts, discard, discarded_counts
 from normalization_core.transform.counts import NulledCounts, load_counts, nulled_by_load, observe_loads
 from normalization_core.transform.inference import observed_types
 from normalization_core.transform.nesting import typed_tables
@@ -38,6 +41,10 @@ class StreamPlan:
 
     settings: StreamSettings
     schema: StreamSchema
+    """The stream's stored schema."""
+    load_schema: StreamSchema | None = None
+    """The schema the load's data needs, when its contract discards part of it (`discards`)."""
+    discards: Discards = NO_DISCARDS
 
     @property
     def tables(self) -> list[str]:
@@ -104,18 +111,31 @@ def load_plans(spark: SparkSession, config: LakenormConfig, source: SourceConfig
     catalog = source_catalog(source)
     names = system_names(source.convention)
     for stream in inferred:
-        observed = observed_types(rows_of(stream), names)
-        previous = stored.get(stream)
+        rows = rows_of(stream)
+        check_not_null(source, stream, rows, names)
+        observed = observed_types(rows, names, epochs="timestamp" in source.settings.detections)
+        previous = starting_schema(source, stream, stored[stream].schema if stream in stored else None)
         steering = inference_steering(source, stream)
-        schema = evolve(previous.schema, observed, steering) if previous else infer_schema(
+        schema = evolve(previous, observed, steering) if previous else infer_schema(
             stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting, steering)
-        check_contract(source.name, stream, stream_contract(source, stream), previous and previous.schema, schema)
-        plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
+        kept, discards = apply_contract(source.name, stream, stream_contract(source, stream), previous, schema)
+        settings = stream_settings(source, catalog, stream)
+        if discards and settings.destination_sync_mode == "append_dedup":
+            raise ConfigError(f"source {source.name!r}, stream {stream!r}", "schema_contract discard_row and "
+                              "discard_value are not supported for append_dedup streams (use evolve or freeze)")
+        plans[stream] = StreamPlan(settings, kept, schema if discards else None, discards)
     combined = disambiguate_tables(source, {**catalog_plans, **plans})
     plans = {stream: combined[stream] for stream in plans}
     check_distinct_tables(source, combined)
-    record_versions(spark, path, [plan.schema for plan in plans.values()])
+    record_versions(spark, path, [plan.schema for plan in plans.values() if plan.schema["tables"]])
     return plans
+
+
+def starting_schema(source: SourceConfig, stream: str, stored: StreamSchema | None) -> StreamSchema | None:
+    """What a load of an inferred stream evolves from: its stored schema, or its `schema_file`'s."""
+    override = source.streams.get(stream)
+    given = override.schema if override and override.schema else source.schemas.get(stream)
+    return stored if given is None else with_stored_additions(given, stored)
 
 
 def inference_steering(source: SourceConfig, stream: str) -> Steering:
@@ -153,6 +173,8 @@ class TypedCounts:
 
     rows: dict[str, int]
     nulled: dict[str, NulledCounts]
+    discarded: dict[str, DiscardedCounts] = field(default_factory=dict)
+    """Rows and values the stream's schema contract left out, per table (SPEC §5.4)."""
 
 
 def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
@@ -164,11 +186,14 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     """
     if plan.settings.destination_sync_mode == "append_dedup":
         return _dedup_counts(spark, config, source, names, plan, raw_rows, load_ids)
-    parsed = parse_records(raw_rows, names, plan.schema)
-    if PARSED[0] not in raw_rows.columns:  # (rows parsed with the lines are read from the lines' cache)
+    schema = plan.load_schema or plan.schema
+    parsed = parse_records(raw_rows, names, schema)
+    if PARSED[0] not in raw_rows.columns or plan.discards:  # (else read from the lines' cache)
         parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        frames = typed_tables(parsed, names, plan.schema, normalized_at=F.current_timestamp())
+        frames = typed_tables(parsed, names, schema, normalized_at=F.current_timestamp())
+        discarding = discard(frames, schema, plan.discards, names, load_ids) if plan.discards else None
+        frames = discarding.frames if discarding else frames
         observed = {table: observe_loads(df, names, load_ids) for table, df in frames.items()}
         paths = {table: config.table_path(source.name, table) for table in frames}
         if plan.settings.destination_sync_mode == "overwrite":
@@ -176,6 +201,7 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
         else:
             writes = [partial(replace_loads, df, paths[t], names.load_id, load_ids) for t, (df, _) in observed.items()]
         run_concurrently(writes)
+        discarded = discarded_counts(discarding, names, load_ids) if discarding else {}
     finally:
         parsed.unpersist()
     counts = {table: load_counts(observation, load_ids) for table, (_, observation) in observed.items()}
@@ -184,7 +210,8 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
         if None in per_load.values():
             nulled[table] = nulled_by_load(read_table(spark, paths[table]), names, load_ids)
     return {load_id: TypedCounts({t: c[load_id][0] for t, c in counts.items()},
-                                 {t: n[load_id] for t, n in nulled.items()}) for load_id in load_ids}
+                                 {t: n[load_id] for t, n in nulled.items()},
+                                 {t: d[load_id] for t, d in discarded.items()}) for load_id in load_ids}
 
 
 def _dedup_counts(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,

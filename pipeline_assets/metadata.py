@@ -86,8 +86,8 @@ def table_state(spark: SparkSession, path: str, json_paths: dict[str, str] | Non
 
 
 def typed_load_counts(results: list[LoadResult], stream: str, table: str) -> dict[str, dict] | None:
-    """Per load of the run: rows written and NULLED counts of one typed table (each partition's own
-    figures, SPEC §8); None if no load of the run wrote the table."""
+    """Per load of the run: rows written, NULLED counts and what the schema contract discarded of one typed
+    table (each partition's own figures, SPEC §8); None if no load of the run wrote the table."""
     if not any(stream in r.streams and table in r.streams[stream].typed_rows for r in results):
         return None
     counts = {}
@@ -95,8 +95,11 @@ def typed_load_counts(results: list[LoadResult], stream: str, table: str) -> dic
         result = r.streams.get(stream)
         rows = result.typed_rows.get(table, 0) if result is not None else 0
         values, nulled_rows = _nulled(result, table) if result is not None else (0, 0)
+        discarded = result.discarded.get(table) if result is not None else None
         counts[r.load_id] = {"dagster/partition_row_count": rows, "rows_written": rows, "load_id": r.load_id,
-                             "nulled_values": values, "nulled_rows": nulled_rows}
+                             "nulled_values": values, "nulled_rows": nulled_rows,
+                             "discarded_rows": discarded.rows if discarded else 0,
+                             "discarded_values": discarded.values if discarded else 0}
     return counts
 
 

@@ -30,6 +30,8 @@ REGISTRY_SCHEMA = T.StructType([
     T.StructField(C.LOADS_REJECTED, T.LongType()),
     T.StructField(C.LOADS_SCHEMA_HASH, T.StringType()),
     T.StructField(C.LOADS_STATE, T.StringType()),
+    T.StructField(C.LOADS_DISCARDED_ROWS, T.MapType(T.StringType(), T.LongType())),
+    T.StructField(C.LOADS_DISCARDED_VALUES, T.MapType(T.StringType(), T.LongType())),
 ])
 
 
@@ -50,6 +52,10 @@ class LoadRecord:
     schema_version_hash: str | None = None
     state: str | None = None
     """The extractor's cursor state (JSON text), stored, never interpreted."""
+    discarded_rows: dict[str, int] = field(default_factory=dict)
+    """Rows the schema contract left out, per typed table (only tables that lost some)."""
+    discarded_values: dict[str, int] = field(default_factory=dict)
+    """Values the schema contract left out of written rows, per typed table."""
 
 
 def record_loads(spark: SparkSession, path: str, load_ids: list[str], records: list[LoadRecord],

@@ -38,11 +38,17 @@ MAIN_PRECEDENCE = ("double", "decimal", "bigint", "timestamp", "date", "bool", "
 LOGICAL_OF_KIND = {"text": "string", "bool": "boolean", "bigint": "bigint", "double": "double",
                    "decimal": "decimal", "timestamp": "timestamp", "date": "date", "json": "json"}
 KIND_OF_LOGICAL = {logical: kind for kind, logical in LOGICAL_OF_KIND.items()}
+EPOCH, EPOCH_FAR, EPOCH_RANGE_SECONDS = "epoch", "epoch_far", 5 * 31536000
+"""dlt's `timestamp` detection: the main type of a column of numbers that are epoch seconds (a timestamp); the
+pseudo kind of a path where a number is not within the range of its record's time (`transform.inference`)."""
+LOGICAL_OF_KIND[EPOCH] = "timestamp"
 _SCALARS = frozenset(MAIN_PRECEDENCE)
+_NUMBERS = frozenset({"bigint", "double", "decimal"})
 ACCEPTS: dict[str, frozenset[str]] = {
     "double": frozenset({"bigint", "double"}), "decimal": frozenset({"bigint", "decimal"}),
     "bigint": frozenset({"bigint"}), "bool": frozenset({"bool"}), "timestamp": frozenset({"timestamp", "date"}),
     "date": frozenset({"date"}), "text": _SCALARS, "json": _SCALARS | frozenset(STRUCTURAL_KINDS),
+    EPOCH: frozenset({"timestamp", "date"}) | _NUMBERS,
 }
 """Value kinds a column of each type takes (dlt's coercions that cannot lose anything)."""
 FAMILY = {"text": "text", "timestamp": "text", "date": "text", "bigint": "bigint", "double": "double",
@@ -148,6 +154,13 @@ class _Specs(dict):
         hinted = self.hinted.get(steps[0][len(KEY_STEP):]) if len(steps) == 1 else None
         return hinted or self.preferred.kind_of(steps)
 
+    def epoch(self, kinds: set[str]) -> str | None:
+        """dlt's `timestamp` detection: a column of numbers that are all epoch seconds near their records' time."""
+        scalars = kinds & _SCALARS
+        if "timestamp" in self.detections and scalars and scalars <= _NUMBERS and EPOCH_FAR not in kinds:
+            return EPOCH
+        return None
+
     def type_of(self, kinds: Iterable[str]) -> str:
         """The first type by precedence; an undetected string kind types as text (it still fits a timestamp)."""
         detected = {self._detected(kind) for kind in kinds}
@@ -240,7 +253,7 @@ def _scalar_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Scalar |
     scalars = [k for k in MAIN_PRECEDENCE if k in path.kinds]
     if not scalars:
         return None  # seen only as null, or only as a container: no column yet
-    main = specs.hint(steps) or specs.type_of(scalars)
+    main = specs.hint(steps) or specs.epoch(path.kinds) or specs.type_of(scalars)
     variants = _new_variants(main, set(scalars), {}, specs)
     specs[steps] = _Spec(main, tuple(variants))
     return Scalar(LOGICAL_OF_KIND[main], main)
@@ -327,6 +340,8 @@ def _previous_tree(previous: StreamSchema) -> _Path:
 
 def _pin_column(node: _Path, column: ColumnSchema) -> None:
     kind = KIND_OF_LOGICAL.get(column["logical_type"], "json")
+    if kind == "timestamp" and "bigint" in column.get("accepts", ()):
+        kind = EPOCH
     if "variant_of" in column:
         node.variants[_family(column)] = kind
     elif kind == "json" and "accepts" not in column:

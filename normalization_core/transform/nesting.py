@@ -48,6 +48,7 @@ RECORD_UNREADABLE = OWN_REASON + "SERIALIZATION_ERROR"
 _KEY_SEPARATOR = "\u001f"
 _ROW, _ELEMENT, _INDEX, _KEY, _PARENT, _ROOT, _META = "#row", "#element", "#index", "#key", "#parent", "#root", "#meta"
 _ARRAY = T.ArrayType(T.VariantType())
+_NUMBERS = ("bigint", "double", "decimal")
 
 
 def row_key(*parts: Column) -> Column:
@@ -198,8 +199,9 @@ class _Stage:
         self.hidden.append(change.alias(name))
         self.changes.append(F.col(name))
 
-    def add_value(self, column: ColumnSchema, source: Column, where: str) -> None:
-        """A typed data column; a scalar's failure is checked later against references to both texts."""
+    def add_value(self, column: ColumnSchema, source: Column, where: str, given: Column | None = None) -> None:
+        """A typed data column; a scalar's failure is checked later against references to both texts.
+        `given`: the typed value where it is not NULL (the text is NULL there)."""
         if "accepts" in column:
             self._add_inferred(column, source, where)
             return
@@ -211,7 +213,8 @@ class _Stage:
             return
         text = f"#t{len(self.hidden)}"
         self.hidden.append(source.alias(text))
-        self.values.append(cast_scalar(source, column["logical_type"]).alias(column["name"]))
+        typed = cast_scalar(source, column["logical_type"])
+        self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
         failed = cast_failed(F.col(text), F.col(column["name"]), column["logical_type"])
         if failed is not None:
             self.changes.append(nulled(where, failed))
@@ -219,9 +222,15 @@ class _Stage:
     def _add_inferred(self, column: ColumnSchema, source: Column, where: str) -> None:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
         another kind goes to a variant column of the same path, with no change recorded."""
-        takes = value_kind(source).isin(*column["accepts"])
+        kind = value_kind(source)
+        takes = kind.isin(*column["accepts"])
         if column["logical_type"] == "json":
             self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
+            return
+        if column["logical_type"] == "timestamp" and "bigint" in column["accepts"]:  # dlt's `timestamp` detection
+            epoch = kind.isin(*_NUMBERS)
+            self.add_value(_plain(column), F.when(takes & ~epoch, source.try_cast(T.StringType())), where,
+                           F.when(epoch, F.timestamp_seconds(source.try_cast(T.DoubleType()))))
             return
         self.add_value(_plain(column), F.when(takes, source.try_cast(T.StringType())), where)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +15,15 @@ LINKS = ("_dlt_list_idx",)
 """dlt system columns compared by value (the row keys differ by design: dlt's are random)."""
 
 
-def write_package(landing: Path, load_id: str, created_at: str, records: dict[str, list[dict]]) -> None:
-    """The same records as a lakenorm load package (source `chain`)."""
+def write_package(landing: Path, load_id: str, created_at: str, records: dict[str, list[dict]],
+                  source: str = "chain") -> None:
+    """The same records as a lakenorm load package of `source`."""
     folder = landing / load_id
     folder.mkdir(parents=True)
     for stream, rows in records.items():
         (folder / f"{stream}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "_manifest.json").write_text(json.dumps({
-        "load_id": load_id, "created_at": created_at, "source": "chain", "format": "records",
+        "load_id": load_id, "created_at": created_at, "source": source, "format": "records",
         "streams": {s: {"files": [f"{s}.jsonl"]} for s in records}}))
 
 
@@ -31,7 +33,14 @@ def data_columns(types: dict[str, str]) -> dict[str, str]:
 
 
 def comparable(rows: list[dict], columns: list[str]) -> list[tuple]:
-    return sorted((tuple(row.get(c) for c in columns) for row in rows), key=repr)
+    return sorted((tuple(_naive_utc(row.get(c)) for c in columns) for row in rows), key=repr)
+
+
+def _naive_utc(value: Any) -> Any:
+    """dlt's timestamps are UTC-aware, Spark's are UTC wall clock (the session time zone is UTC)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
 
 
 def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, dict] | None = None,
@@ -45,7 +54,6 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
     Returns {table: {"types": {column: dlt data_type}, "rows": [row dicts]}} for data and system tables.
     """
     import dlt
-    import pyarrow.parquet as pq
 
     os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
                        "RUNTIME__DLTHUB_TELEMETRY": "false"})
@@ -61,6 +69,12 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
             pipeline.run(resources, loader_file_format="parquet", schema=schema)
     finally:
         del os.environ["SCHEMA__NAMING"]
+    return _tables(pipeline, bucket)
+
+
+def _tables(pipeline: Any, bucket: Path) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
     schema = pipeline.default_schema
     tables = {}
     for name in schema.tables:
@@ -103,6 +117,30 @@ def _rows(folder: Path, pq: Any) -> list[dict]:
     return rows
 
 
+def _contract_pipeline(workdir: Path, first: dict[str, list[dict]]) -> Any:
+    """A pipeline that loaded `first` ({stream: records}) with dlt's default contract."""
+    import dlt
+
+    os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
+                       "RUNTIME__DLTHUB_TELEMETRY": "false"})
+    pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
+        bucket_url=(workdir / "tables").resolve().as_uri()))
+    pipeline.run([dlt.resource(records, name=stream) for stream, records in first.items()],
+                 loader_file_format="parquet")
+    return pipeline
+
+
+def dlt_contract_tables(workdir: Path, first: dict[str, list[dict]], second: dict[str, list[dict]],
+                        contracts: dict[str, Any]) -> dict[str, Any]:
+    """dlt's tables (as `run_dlt`) after `first`, then `second` with each stream under its contract."""
+    import dlt
+
+    pipeline = _contract_pipeline(workdir, first)
+    pipeline.run([dlt.resource(records, name=stream, schema_contract=contracts[stream])
+                  for stream, records in second.items()], loader_file_format="parquet")
+    return _tables(pipeline, workdir / "tables")
+
+
 def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], contract: Any) -> str | None:
     """Run `first` with dlt's default contract, then `second` under `contract` (stream `s`): the entity
     whose contract refused the second load (`tables`, `columns`, `data_type`), None if it loaded."""
@@ -110,11 +148,7 @@ def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], c
     from dlt.common.schema.exceptions import DataValidationError
     from dlt.pipeline.exceptions import PipelineStepFailed
 
-    os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
-                       "RUNTIME__DLTHUB_TELEMETRY": "false"})
-    pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
-        bucket_url=(workdir / "tables").resolve().as_uri()))
-    pipeline.run(dlt.resource(first, name="s"), loader_file_format="parquet")
+    pipeline = _contract_pipeline(workdir, {"s": first})
     try:
         pipeline.run(dlt.resource(second, name="s", schema_contract=contract), loader_file_format="parquet")
     except PipelineStepFailed as failed:

@@ -45,6 +45,14 @@ def test_schema_contract_of_a_source_and_its_streams(tmp_path):
     assert parse_config(config_doc(tmp_path), tmp_path).source("shop").schema_contract == SchemaContract()
 
 
+def test_discard_modes_and_the_nullable_hint(tmp_path):
+    doc = config_doc(tmp_path, schema_contract={"columns": "discard_row", "data_type": "discard_value"},
+                     streams={"e": {"columns": {"id": {"nullable": False}}}})
+    src = parse_config(doc, tmp_path).source("shop")
+    assert src.schema_contract == SchemaContract(columns="discard_row", data_type="discard_value")
+    assert src.streams["e"].columns == {"id": ColumnHint(nullable=False)}
+
+
 def test_airbyte_convention_defaults_to_63_characters(tmp_path):
     assert parse_config(config_doc(tmp_path, convention="airbyte"), tmp_path).source("shop").max_identifier_length == 63
 
@@ -78,14 +86,18 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
     (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
     (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
-    (lambda d: d["sources"][0].update(settings={"detections": ["timestamp"]}), "'detections' must be a list of iso_"),
+    (lambda d: d["sources"][0].update(settings={"detections": ["epoch"]}), "'detections' must be a list of timestamp, iso_"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"re:(": "text"}}), "not a valid regular expression"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"x": "int"}}), "unknown data type 'int'"),
     (lambda d: d["sources"][0].update(settings={"detection": []}), "unknown key 'detection' in 'settings'"),
     (lambda d: d["sources"][0].update(schema_contract="lock"), "schema_contract.tables: unknown mode 'lock'"),
     (lambda d: d["sources"][0].update(schema_contract={"rows": "freeze"}), "unknown key 'rows' in 'schema_contract'"),
-    (lambda d: d["sources"][0].update(streams={"e": {"schema_contract": {"columns": "discard_row"}}}),
-     "streams.e: schema_contract.columns: 'discard_row' is not supported yet"),
+    (lambda d: d["sources"][0].update(streams={"e": {"schema_contract": {"columns": "discard"}}}),
+     "streams.e: schema_contract.columns: unknown mode 'discard' (choose one of evolve, freeze, discard_row, "),
+    (lambda d: d["sources"][0].update(schema_file="missing.yaml"), "schema_file"),
+    (lambda d: d["sources"][0].update(streams={"e": {"schema_file": "missing.yaml"}}), "streams.e: schema_file"),
+    (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"nullable": "no"}}}}),
+     "'nullable' must be true or false"),
     (lambda d: d["sources"][0].update(deletion_vectors="no"), "'deletion_vectors' must be true or false, got 'no'"),
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
@@ -140,3 +152,19 @@ def test_missing_file_names_the_environment_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("LAKENORM_CONFIG", raising=False)
     with pytest.raises(ConfigError, match="LAKENORM_CONFIG"):
         load_config()
+
+
+def test_schema_file_per_source_and_per_stream(tmp_path):
+    from normalization_core.schema import schema_document
+    from normalization_core.schema.inference import infer_schema
+
+    documents = [{"source": "x", "stream": s, "version": 1, "version_hash": "h",
+                  "schema": schema_document(infer_schema(s, {((), "object"), (("k:id",), "bigint")}, "native"))}
+                 for s in ("orders", "users")]
+    (tmp_path / "all.yaml").write_text(yaml.safe_dump_all(documents))
+    doc = config_doc(tmp_path, schema_file="all.yaml", streams={"users": {"schema_file": "all.yaml"}})
+    src = parse_config(doc, tmp_path).source("shop")
+    assert sorted(src.schemas) == ["orders", "users"] and src.schemas["orders"]["tables"][0]["name"] == "orders"
+    assert src.streams["users"].schema["stream"] == "users"
+    with pytest.raises(ConfigError, match="not the source's 'dlt'"):
+        parse_config({**doc, "sources": [{**doc["sources"][0], "convention": "dlt"}]}, tmp_path)

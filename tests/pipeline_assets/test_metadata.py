@@ -69,3 +69,18 @@ def test_every_table_reports_counts_schema_lineage_and_nulled_values(spark, bad_
     assert [e.partition for e in per_load] == [case["load_id"]] * 3  # a one-load run: tied to its partition
     rows_check = evaluations[("orders", "rows_typed_per_load")].metadata
     assert rows_check["valid_raw_lines"].value == rows_check["typed_rows"].value == expected["rows"]["orders"]
+
+
+def test_a_typed_tables_per_load_metadata_shows_what_the_contract_discarded():
+    from normalization_core.pipeline import LoadResult, StreamResult
+    from normalization_core.transform.discard import DiscardedCounts
+    from pipeline_assets.metadata import typed_load_counts
+
+    discarded = {"s": DiscardedCounts(rows=1, values=2)}
+    results = [LoadResult("src", "1.1", {"s": StreamResult("s", "_dlt_raw_s", 4, 0, typed_rows={"s": 3, "s__items": 5},
+                                                           discarded=discarded)}),
+               LoadResult("src", "2.1", {})]
+    counts = typed_load_counts(results, "s", "s")
+    assert (counts["1.1"]["rows_written"], counts["1.1"]["discarded_rows"], counts["1.1"]["discarded_values"]) == (3, 1, 2)
+    assert (counts["2.1"]["discarded_rows"], counts["2.1"]["discarded_values"]) == (0, 0)
+    assert typed_load_counts(results, "s", "s__items")["1.1"]["discarded_rows"] == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from normalization_core.schema import schema_hash
-from normalization_core.schema.inference import Steering, evolve, infer_schema
+from normalization_core.schema.inference import EPOCH_FAR, Steering, evolve, infer_schema
 
 
 def steps(*keys: str) -> tuple[str, ...]:
@@ -130,3 +130,15 @@ def test_inferred_airbyte_keys_are_named_after_the_stream_or_field_within_63_cha
     assert keys[grandchild] == ("_airbyte_partition_3_hashid", "_airbyte_partition_foreign_hashid")
     assert max(len(name) for pair in keys.values() for name in pair if name) <= 63
     assert evolve(schema, pairs | {(steps("y"), "text")})["tables"][1]["row_key"] == "_airbyte_partition_hashid"
+
+
+def test_timestamp_detection_types_numbers_near_their_records_time_as_epoch_seconds():
+    steering = Steering(detections=("iso_timestamp", "timestamp"))
+    observed = {((), "object"), (("k:paid",), "bigint"), (("k:paid",), "double"),
+                (("k:views",), "bigint"), (("k:views",), EPOCH_FAR)}
+    types = {c["name"]: c["logical_type"] for c in infer_schema("s", observed, "dlt", steering=steering)["tables"][0]["columns"]}
+    assert types == {"paid": "timestamp", "views": "bigint"}
+    assert {c["logical_type"] for c in infer_schema("s", observed, "dlt")["tables"][0]["columns"]} == {"double", "bigint"}
+    first = infer_schema("s", observed, "dlt", steering=steering)
+    later = evolve(first, {(("k:paid",), "bigint"), (("k:paid",), EPOCH_FAR)}, steering)
+    assert later == first  # a far number later goes into the epoch column, as dlt coerces it

@@ -1,0 +1,63 @@
+"""`schema_contract` `discard_row` / `discard_value` (SPEC §5.4) beside real dlt: the same records and contract
+give the same tables, columns and rows; what is discarded stays in raw and is counted in the registry.
+Cases: tests/cases/dlt_schema/discards.json, each case a stream of the same two loads."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from normalization_core.config import parse_config
+from normalization_core.io.delta import is_delta_table, read_table
+from normalization_core.pipeline import normalize_load
+
+from tests.normalization_core.dlt_peer import dlt_contract_tables, write_package
+from tests.normalization_core.test_dlt_schema_settings import assert_same_tables
+
+pytest.importorskip("dlt")
+DATA = json.loads((Path(__file__).parents[1] / "cases/dlt_schema/discards.json").read_text())
+CASES = DATA["cases"]
+LOAD_IDS = ("1700000000.1", "1700000001.1")
+
+
+def named(stream: str, counts: dict[str, int]) -> dict[str, int]:
+    """The case's counts by table with `s` replaced by the stream's name."""
+    return {stream + table[1:]: n for table, n in counts.items()}
+
+
+def normalize_both_loads(spark, work: Path):
+    """lakenorm over the two loads, the second with each case's stream under its contract."""
+    (work / "landing").mkdir(parents=True)
+    first, second = (parse_config({"warehouse": "wh", "sources": [{
+        "name": "chain", "landing": "landing", "convention": "dlt",
+        "streams": {c["stream"]: {"schema_contract": c["contract"] if later else "evolve"} for c in CASES}}]},
+        base_dir=work) for later in (False, True))
+    landing = first.source("chain").landing
+    for load_id, second_of_minute, records in zip(LOAD_IDS, ("20", "21"), (DATA["first"], DATA["second"])):
+        write_package(landing, load_id, f"2023-11-14T22:13:{second_of_minute}Z", {c["stream"]: records for c in CASES})
+    normalize_load(spark, first, "chain", LOAD_IDS[0])
+    result = normalize_load(spark, second, "chain", LOAD_IDS[1])
+    return (lambda table: read_table(spark, second.table_path("chain", table))), result
+
+
+@pytest.mark.slow
+def test_discarded_rows_and_values_match_dlt_and_are_counted(spark, tmp_path):
+    streams = [c["stream"] for c in CASES]
+    peer = dlt_contract_tables(tmp_path / "dlt", {s: DATA["first"] for s in streams},
+                               {s: DATA["second"] for s in streams}, {c["stream"]: c["contract"] for c in CASES})
+    ours, result = normalize_both_loads(spark, tmp_path / "lakenorm")
+
+    registry = {row["stream"]: row for row in ours("_dlt_stream_loads").where(f"load_id = '{LOAD_IDS[1]}'").collect()}
+    for case in CASES:
+        stream, tables = case["stream"], named(case["stream"], case["tables"])
+        assert sorted(t for t in peer if t.split("__")[0] == stream) == sorted(tables), case["name"]
+        assert_same_tables(peer, ours, sorted(tables))
+        assert {t: ours(t).count() for t in tables} == tables, case["name"]
+        assert not is_delta_table(spark, str(tmp_path / f"lakenorm/wh/chain/{stream}__tags"))
+        assert ours(f"_dlt_raw_{stream}").count() == 1 + len(DATA["second"])  # raw keeps every line
+        rows, values = named(stream, case["discarded"]["rows"]), named(stream, case["discarded"]["values"])
+        discarded = result.streams[stream].discarded
+        assert {t: d.rows for t, d in discarded.items() if d.rows} == rows, case["name"]
+        assert {t: d.values for t, d in discarded.items() if d.values} == values, case["name"]
+        assert (registry[stream]["discarded_rows"], registry[stream]["discarded_values"]) == (rows, values)
