@@ -1,9 +1,12 @@
-"""Dagster with a producer input (SPEC §2.4, §8): the landing sensor registers an Airbyte sync (in a folder or a
-bucket), a run normalizes it."""
+"""Dagster with a producer input (SPEC §2.4, §8): the landing sensor registers a unit of work of each input kind
+(an Airbyte sync in a folder or a bucket, a Singer run, a dlt extract), a run normalizes it."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -16,6 +19,7 @@ from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource
 
 DAY = "2024_06_01_1717200000000"
+SINGER_RUN = Path(__file__).parents[1] / "cases" / "inputs" / "singer_run.jsonl"
 
 
 def write(landing, relative: str, records: list[dict]) -> None:
@@ -26,16 +30,16 @@ def write(landing, relative: str, records: list[dict]) -> None:
     os.utime(path, (path.stat().st_mtime - 3600,) * 2)
 
 
-def sensor_run_sensor(config) -> None:
-    """A sensor tick registers sync 101, a run normalizes it, the next tick finds nothing new."""
+def sensor_run_sensor(config, load_id: str = "101", streams: tuple[str, ...] = ("orders",)) -> None:
+    """A sensor tick registers the load, a run normalizes it, the next tick finds nothing new."""
     defs = build_definitions(config)
     with dg.instance_for_test() as instance:
         tick = defs.resolve_sensor_def("shop_landing_sensor")(
             dg.build_sensor_context(instance=instance, definitions=defs))
-        assert [r.partition_key for r in tick.run_requests] == ["101"]
-        instance.add_dynamic_partitions("shop_load_ids", ["101"])
-        assets = build_source_assets(config, config.source("shop"), ["orders"])
-        result = dg.materialize([assets], instance=instance, partition_key="101",
+        assert [r.partition_key for r in tick.run_requests] == [load_id]
+        instance.add_dynamic_partitions("shop_load_ids", [load_id])
+        assets = build_source_assets(config, config.source("shop"), list(streams))
+        result = dg.materialize([assets], instance=instance, partition_key=load_id,
                                 resources={"spark": SparkSessionResource(spark_conf=config.spark)})
         assert result.success
         again = defs.resolve_sensor_def("shop_landing_sensor")(
@@ -69,3 +73,31 @@ def test_sensor_and_run_over_airbyte_files_in_a_bucket(spark, tmp_path, s3_bucke
     rows = read_table(spark, config.table_path("shop", "orders")).orderBy("id").collect()
     assert [(r.id, r.total, r.status) for r in rows] == [(1, 9.5, "paid"), (2, 20.25, None)]
     assert asset_stream_plans(config, config.source("shop"))["orders"].schema.get("inferred")
+
+
+def test_sensor_and_run_over_a_singer_run(spark, tmp_path):
+    (tmp_path / "landing").mkdir()
+    shutil.copy(SINGER_RUN, tmp_path / "landing" / "tap-shop 2024-06-01.jsonl")
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": "landing", "input": "singer", "settle_seconds": 0}]}, base_dir=tmp_path)
+    sensor_run_sensor(config, "tap-shop_2024-06-01", ("orders", "users"))
+    users = read_table(spark, config.table_path("shop", "users")).orderBy("id").collect()
+    assert [(r.id, r.name) for r in users] == [(1, "ann b."), (2, "bob")]
+
+
+def test_sensor_and_run_over_a_dlt_extract(spark, tmp_path):
+    dlt = pytest.importorskip("dlt")
+    os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
+
+    @dlt.resource(name="users", primary_key="id", write_disposition="merge")
+    def users():
+        yield [{"id": 1, "name": "ann", "seen_at": datetime(2024, 6, 1, tzinfo=timezone.utc)}, {"id": 2, "name": "bob"}]
+
+    pipeline = dlt.pipeline(pipeline_name="shop", pipelines_dir=str(tmp_path / "pipes"), dataset_name="shop")
+    load_id = pipeline.extract(users()).loads_ids[-1]
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": str(tmp_path / "pipes/shop/normalize/extracted"), "input": "dlt_extract",
+         "settle_seconds": 0, "convention": "dlt"}]}, base_dir=tmp_path)
+    sensor_run_sensor(config, load_id, ("users",))
+    rows = read_table(spark, config.table_path("shop", "users")).orderBy("id").collect()
+    assert [(r.id, r.name, r.seen_at) for r in rows] == [(1, "ann", datetime(2024, 6, 1)), (2, "bob", None)]
