@@ -155,9 +155,12 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
     New source columns are added to the table; `properties`: table properties (`delta.*`) for a new table.
     """
     def attempt() -> int:
+        # Whether the table exists is decided before `source()` reads it: a source built while the table did not
+        # exist must create it (and lose to a concurrent creator, then retry), never MERGE into its rows.
+        exists = is_delta_table(spark, path)
         rows = source()
         columns = [c for c in rows.columns if c != delete_flag]
-        if not is_delta_table(spark, path):
+        if not exists:
             return _create_with(spark, rows.where(~F.col(delete_flag)).select(*columns), path, properties or {})
         values = {f"`{c}`": f"s.`{c}`" for c in columns}
         flag = f"s.`{delete_flag}`"

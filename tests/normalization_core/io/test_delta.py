@@ -76,23 +76,23 @@ def test_aligning_a_table_with_deletion_vectors_drops_them_and_keeps_its_rows(sp
     assert DeltaTable.forPath(spark, path).detail().first().properties["delta.enableDeletionVectors"] == "true"
 
 
-def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_path, monkeypatch, caplog):
+def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_path, caplog):
+    """Another writer creates the table while this one builds its source for a table that did not exist: that
+    source is not merged (it was built without the other writer's rows); the retry builds it again and merges."""
     path = str(tmp_path / "table")
-    attempts = []
+    seen = []
 
     def source():
-        if not attempts:  # another writer creates the table after this one found none
+        seen.append(delta.is_delta_table(spark, path))  # as the history source looks for existing rows
+        if len(seen) == 1:
             spark.createDataFrame([(1, "other")], "k long, v string").write.format("delta").save(path)
-        attempts.append(1)
-        return spark.createDataFrame([(1, "mine", False), (2, "new", False)], "k long, v string, gone boolean")
-
-    original = delta.is_delta_table
-    monkeypatch.setattr(delta, "is_delta_table", lambda spark, p: len(attempts) > 1 and original(spark, p))
+        mine = "mine, after other" if seen[-1] else "mine, blind"
+        return spark.createDataFrame([(1, mine, False), (2, "new", False)], "k long, v string, gone boolean")
 
     assert merge_by_key(spark, path, source, ["k"], "gone", merged_table_properties(False)) == 2
 
-    assert len(attempts) == 2
-    assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(1, "mine"), (2, "new")]
+    assert seen == [False, True]
+    assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(1, "mine, after other"), (2, "new")]
     retried = [r for r in caplog.records if r.name == "lakenorm" and r.levelname == "WARNING"]
     assert len(retried) == 1
     assert f"concurrent commit on {path} (attempt 1 of {delta.MAX_ATTEMPTS}), retrying" in retried[0].getMessage()
