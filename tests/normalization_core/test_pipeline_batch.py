@@ -1,5 +1,6 @@
 """Several loads in one pass (`normalize_loads`, what a Dagster backfill or `lakenorm normalize` runs) give the
-same tables as normalizing them one by one, for every disposition; a bad package does not stop the others."""
+same tables as normalizing them one by one, for every disposition, and as a pass with Spark's own settings instead
+of the small-input ones (`io.spark.small_input_conf`); a bad package does not stop the others."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ import pytest
 from normalization_core import columns as C
 from normalization_core.config import parse_config
 from normalization_core.errors import PackageError
+from normalization_core.io import spark as spark_settings
 from normalization_core.io.delta import read_table
 from normalization_core.io.packages import discover_packages
 from normalization_core.pipeline import normalize_load, normalize_loads
@@ -56,7 +58,7 @@ def tables(spark, cfg):
 
 
 @pytest.mark.slow
-def test_one_pass_equals_load_by_load(spark, tmp_path):
+def test_one_pass_equals_load_by_load(spark, tmp_path, monkeypatch):
     one_by_one, batched = warehouse(tmp_path, "wh_single"), warehouse(tmp_path, "wh_batch")
     ids = [p.load_id for p in discover_packages(one_by_one.source("shop").landing, "shop").packages]
     singles = [normalize_load(spark, one_by_one, "shop", load_id) for load_id in ids]
@@ -74,6 +76,14 @@ def test_one_pass_equals_load_by_load(spark, tmp_path):
     expected_tables = tables(spark, one_by_one)
     assert {"orders_scd", "customers", "events", "orders__line_items", "clicks", "clicks__items"} <= set(expected_tables)
     assert tables(spark, batched) == expected_tables
+
+    # The pass ran with the small-input settings (no adaptive execution, no code generation: every other test's
+    # packages are small too); Spark's own settings over the same loads give the same tables.
+    large = warehouse(tmp_path, "wh_large")
+    monkeypatch.setattr(spark_settings, "SMALL_INPUT_BYTES", 0)
+    normalize_loads(spark, large, "shop", ids)
+    assert spark.conf.get("spark.sql.codegen.factoryMode", "FALLBACK") == "FALLBACK"
+    assert tables(spark, large) == expected_tables
 
 
 @pytest.mark.slow
