@@ -174,8 +174,9 @@ def demo(stack: Stack, packages: int, timeout: float) -> int:
         print("start the stack first: python -m deploy.stack up")
         return 1
     os.environ.update(stack.env())
-    load_ids = land_in_bucket(stack, packages)
-    print(f"landed {len(load_ids)} package(s) in s3://{BUCKET}/landing/{SOURCE}: {', '.join(load_ids)}")
+    load_ids, new = land_in_bucket(stack, packages)
+    print(f"landed {len(new)} new package(s) in s3://{BUCKET}/landing/{SOURCE} ({len(load_ids) - len(new)} were "
+          f"there); waiting for the runs of {', '.join(load_ids)}")
     runs = wait_for_runs(stack, load_ids, timeout)
     report_tables(stack)
     return 0 if runs and all(r.status.value == "SUCCESS" for r in runs) else 1
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["up", "down", "demo", "status"])
     parser.add_argument("--root", type=Path, default=REPO / ".lakenorm" / "stack")
     parser.add_argument("--packages", type=int, default=3, help="demo: how many sample packages to land")
-    parser.add_argument("--timeout", type=float, default=1200, help="demo: seconds to wait for the runs")
+    parser.add_argument("--timeout", type=float, default=3600, help="demo: seconds to wait for the runs")
     args = parser.parse_args(argv)
     stack = Stack(args.root)
     if args.command == "demo":
