@@ -80,9 +80,11 @@ def lakenorm_config(stack: Stack) -> dict:
 
 
 def up(stack: Stack) -> int:
-    if stack.state_file.is_file() and any(alive(stack, s) for s in SERVICES):
-        print("the stack is already up (python -m deploy.stack status)")
-        return 1
+    if stack.state_file.is_file():
+        if any(alive(stack, s) for s in SERVICES):
+            print("the stack is already up (python -m deploy.stack status)")
+            return 1
+        down(stack)  # left over from a stack whose processes died: its instance would not match the new bucket
     for folder in ("run", "logs", "spark", "dagster_home"):
         (stack.root / folder).mkdir(parents=True, exist_ok=True)
     ports = {name: services.free_port(port) for name, port in PREFERRED_PORTS.items()}
