@@ -14,7 +14,7 @@ export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-fast ui bench bench-small clean stack-up stack-down stack-demo stack-status
+.PHONY: demo test test-fast ui screenshots bench bench-small clean stack-up stack-down stack-demo stack-status
 
 demo: $(STAMP) $(JARS)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
@@ -55,6 +55,13 @@ stack-status: $(STAMP)
 
 stack-down: $(STAMP)
 	$(PY) -m deploy.stack down
+
+# The README's Dagster pictures (docs/*.png): a fresh demo in a temporary folder, dagster-webserver on loopback,
+# Debian's Chromium (`apt-get install chromium`: /usr/bin/chromium) driven by playwright-core. Not part of `make test`.
+screenshots: $(STAMP) $(JARS)
+	test -x /usr/bin/chromium || { echo "needs Debian's chromium: apt-get install chromium" >&2; exit 1; }
+	npm ci --prefix docs/screenshots --no-audit --no-fund
+	$(PY) docs/make_screenshots.py --out docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
