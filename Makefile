@@ -14,7 +14,7 @@ export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-fast ui screenshots bench bench-small clean
+.PHONY: demo test test-fast ui screenshots bench bench-small clean stack-up stack-down stack-demo stack-status
 
 demo: $(STAMP) $(JARS)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
@@ -41,6 +41,20 @@ ui: $(STAMP) $(JARS)
 	mkdir -p $(DAGSTER_HOME) && test -f $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/
 	cd $(DAGSTER_HOME) && LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml \
 		$(CURDIR)/$(VENV)/bin/dagster dev -w $(CURDIR)/workspace.yaml
+
+# The whole deployment on this machine, every service on loopback (deploy/README.md): PostgreSQL, an S3 server,
+# a Spark master and 2 workers, dagster-daemon and dagster-webserver. State, pids and logs in .lakenorm/stack.
+stack-up: $(STAMP) $(JARS) $(S3_JARS)
+	$(PY) -m deploy.stack up
+
+stack-demo: $(STAMP) $(JARS) $(S3_JARS)
+	$(PY) -m deploy.stack demo
+
+stack-status: $(STAMP)
+	$(PY) -m deploy.stack status
+
+stack-down: $(STAMP)
+	$(PY) -m deploy.stack down
 
 # The README's Dagster pictures (docs/*.png): a fresh demo in a temporary folder, dagster-webserver on loopback,
 # Debian's Chromium (`apt-get install chromium`: /usr/bin/chromium) driven by playwright-core. Not part of `make test`.

@@ -111,7 +111,9 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
         version = max(known.values(), default=0) + 1
         row = _version_row(spark, schema, version, version_hash)
         if not is_delta_table(spark, path):
-            row.write.format("delta").mode("append").save(path)  # commit 0 is put-if-absent: one creator wins
+            # Not `append`: a table another run created since the check above would get a second row for the
+            # version; on an existing table this fails (a race), and the retry finds the version or MERGEs.
+            row.write.format("delta").mode("errorifexists").save(path)
         else:
             same = (f"t.{C.VERSIONS_STREAM} = s.{C.VERSIONS_STREAM} AND (t.{C.VERSIONS_HASH} = s.{C.VERSIONS_HASH}"
                     f" OR t.{C.VERSIONS_VERSION} = s.{C.VERSIONS_VERSION})")

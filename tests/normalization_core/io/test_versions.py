@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from normalization_core.io import versions
 from normalization_core.io.delta import read_table
 from normalization_core.io.versions import latest_versions, record_version, record_versions
 from normalization_core.schema import schema_hash
@@ -31,6 +32,22 @@ def test_concurrent_runs_storing_one_schema_store_it_once(spark, tmp_path):
         stored = list(pool.map(lambda _: record_version(spark, path, SECOND), range(3)))
     assert {s.version for s in stored} == {2}
     assert sorted(r["version"] for r in read_table(spark, path).collect()) == [1, 2]
+
+
+def test_a_table_another_run_created_after_the_check_gets_no_second_row(spark, tmp_path, monkeypatch):
+    path = str(tmp_path / "_norm_versions")
+    record_version(spark, path, FIRST)  # the other run, which created the table
+    checks = []
+    original = versions.is_delta_table
+
+    def late_sight(spark, p):  # this run's two first looks still found no table (seen under a daemon, issue 17)
+        checks.append(p)
+        return len(checks) > 2 and original(spark, p)
+
+    monkeypatch.setattr(versions, "is_delta_table", late_sight)
+    assert record_version(spark, path, FIRST).version == 1
+    assert len(checks) > 2, "the creation failed and was retried"
+    assert [r["version"] for r in read_table(spark, path).collect()] == [1]
 
 
 def test_recording_several_schemas_stores_only_the_new_ones(spark, tmp_path):
