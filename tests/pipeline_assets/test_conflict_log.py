@@ -12,7 +12,7 @@ from normalization_core.io.delta import merge_by_key, merged_table_properties, r
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_a_retried_commit_is_a_warning_in_the_runs_event_log(spark, tmp_path, monkeypatch):
+def test_a_retried_commit_is_a_warning_in_the_runs_event_log(spark, tmp_path):
     path = str(tmp_path / "customers_scd")
     attempts = []
 
@@ -21,9 +21,6 @@ def test_a_retried_commit_is_a_warning_in_the_runs_event_log(spark, tmp_path, mo
             spark.createDataFrame([(1, "other")], "k long, v string").write.format("delta").save(path)
         attempts.append(1)
         return spark.createDataFrame([(1, "mine", False)], "k long, v string, gone boolean")
-
-    original = delta.is_delta_table
-    monkeypatch.setattr(delta, "is_delta_table", lambda spark, p: len(attempts) > 1 and original(spark, p))
 
     @dg.op
     def write_table() -> int:
