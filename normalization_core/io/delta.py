@@ -12,7 +12,7 @@ from delta.exceptions import DeltaConcurrentModificationException
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.io.storage import open_delta_table
@@ -161,7 +161,7 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
         rows = source()
         columns = [c for c in rows.columns if c != delete_flag]
         if not exists:
-            return _create_with(spark, rows.where(~F.col(delete_flag)).select(*columns), path, properties or {})
+            return _create_with(rows.where(~F.col(delete_flag)).select(*columns), path, properties or {})
         values = {f"`{c}`": f"s.`{c}`" for c in columns}
         flag = f"s.`{delete_flag}`"
         metrics = (DeltaTable.forPath(spark, path).alias("t")
@@ -175,9 +175,11 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
     return with_conflict_retry(attempt, path)
 
 
-def _create_with(spark: SparkSession, rows: DataFrame, path: str, properties: dict[str, str]) -> int:
+def _create_with(rows: DataFrame, path: str, properties: dict[str, str]) -> int:
     """A new table holding `rows`, which is what a MERGE into an empty table inserts, in one commit (a MERGE
-    costs ~20 Spark jobs); returns its rows. Losing the creation to another writer is a race: the retry MERGEs."""
-    rows.write.format("delta").mode("errorifexists").options(**properties).save(path)
-    created = DeltaTable.forPath(spark, path).history().where("version = 0").select("operationMetrics").first()
-    return int(created[0]["numOutputRows"])  # version 0's commit metrics: metadata
+    costs ~20 Spark jobs); returns its rows, counted while writing. Losing the creation to another writer is a
+    race: the retry MERGEs."""
+    counted = Observation()
+    (rows.observe(counted, F.count(F.lit(1)).alias("rows"))
+     .write.format("delta").mode("errorifexists").options(**properties).save(path))
+    return int(counted.get["rows"])
