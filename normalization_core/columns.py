@@ -1,6 +1,7 @@
 """System column and table names, one set per convention (SPEC §3).
 
-Every other module asks this one for a system name; no `_norm_*` literal lives elsewhere.
+Every other module asks this one for a system name; no `_norm_*` literal lives elsewhere. Which set a
+convention uses: `conventions.system_names`.
 """
 from __future__ import annotations
 
@@ -146,13 +147,6 @@ AIRBYTE = SystemNames(
     loads_table="_airbyte_loads", versions_table="_airbyte_versions",
     raw_table_prefix="_airbyte_raw_", child_record_columns=True,
 )
-
-BY_CONVENTION: dict[str, SystemNames] = {"native": NATIVE, "dlt": DLT, "airbyte": AIRBYTE, "direct": DLT}
-
-
-def system_names(convention: str) -> SystemNames:
-    return BY_CONVENTION[convention]
-
 
 # Columns of the load registry (`_norm_loads`), the same under every convention.
 LOADS_SOURCE = "source"

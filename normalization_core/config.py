@@ -9,6 +9,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
+from normalization_core.conventions import CONVENTIONS
 from normalization_core.config_checks import boolean, choice, entries, mapping, no_unknown_keys
 from normalization_core.errors import ConfigError
 from normalization_core.schema_config import (
@@ -23,12 +24,10 @@ from normalization_core.schema.model import StreamSchema
 from normalization_core.schema.schema_file import read_schema_file
 from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
 
-Convention = Literal["native", "dlt", "airbyte", "direct"]
 SyncMode = Literal["append", "overwrite", "append_dedup"]
 InputKind = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
 INPUT_KINDS: tuple[str, ...] = get_args(InputKind)
 DEFAULT_SETTLE_SECONDS = 60
-CONVENTIONS: tuple[str, ...] = get_args(Convention)
 SYNC_MODES: tuple[str, ...] = get_args(SyncMode)
 DEFAULT_CONFIG_FILE = "lakenorm.yaml"
 CONFIG_ENV = "LAKENORM_CONFIG"
@@ -62,7 +61,8 @@ class SourceConfig:
     name: str
     landing: Path | StorePath
     """A local folder, or an `s3a://` URI (`io.storage.StorePath`)."""
-    convention: Convention = "native"
+    convention: str = "native"
+    """A name in `conventions.CONVENTIONS`."""
     catalog: Path | None = None
     max_identifier_length: int = 255
     max_table_nesting: int = 1000
@@ -181,7 +181,7 @@ def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | Non
                                  "digits or '_' (it names folders and Dagster asset keys)")
     where = f"{where} ({name})"
     convention = doc.get("convention", "native")
-    if convention not in CONVENTIONS:
+    if not isinstance(convention, str) or convention not in CONVENTIONS:
         raise ConfigError(where, f"unknown convention {convention!r} (choose one of {', '.join(CONVENTIONS)})")
     landing = _landing(str(doc["landing"]), base_dir, where, store)
     catalog = None
@@ -192,10 +192,11 @@ def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | Non
     kind = doc.get("input", "packages")
     if kind not in INPUT_KINDS:
         raise ConfigError(where, f"unknown input {kind!r} (choose one of {', '.join(INPUT_KINDS)})")
-    default_len, min_len = (63, 40) if convention == "airbyte" else (255, 8)
-    max_len = _positive_int(doc, "max_identifier_length", default_len, where)
-    if max_len < min_len:
-        raise ConfigError(where, f"max_identifier_length must be at least {min_len} for convention {convention!r}")
+    chosen = CONVENTIONS[convention]
+    max_len = _positive_int(doc, "max_identifier_length", chosen.default_max_identifier_length, where)
+    if max_len < chosen.min_identifier_length:
+        raise ConfigError(where, f"max_identifier_length must be at least {chosen.min_identifier_length} "
+                                 f"for convention {convention!r}")
     return SourceConfig(
         name=name, landing=landing, convention=convention, catalog=catalog,
         max_identifier_length=max_len,

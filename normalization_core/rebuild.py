@@ -8,7 +8,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core import columns as C
-from normalization_core.columns import SystemNames, system_names
+from normalization_core.columns import SystemNames
+from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.dedup_load import rebuild_dedup_tables
 from normalization_core.errors import ConfigError

@@ -7,7 +7,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core import columns as C
-from normalization_core.columns import system_names
+from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig
 from normalization_core.io.delta import is_delta_table, read_table, rows_per_load
 from normalization_core.pipeline import LoadResult, StreamResult, raw_table_name, registry_path

@@ -14,21 +14,19 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from normalization_core.catalog import source_catalog
-from normalization_core.columns import system_names
 from normalization_core.config import SourceConfig
-from normalization_core.naming import AirbyteNaming, get_convention
+from normalization_core.naming import AirbyteNaming
+from normalization_core.conventions import CONVENTIONS, get_convention, system_names
 from normalization_core.naming.airbyte import hash_json_path, transform_standard_naming
 from normalization_core.schema.model import CollisionDoc, StreamSchema, TableSchema
 
 if TYPE_CHECKING:
     from normalization_core.typed_load import StreamPlan
 
-DISAMBIGUATING_CONVENTIONS = ("airbyte",)
-
 
 def disambiguate_tables(source: SourceConfig, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:
     """The plans with tables that clash across streams renamed (airbyte); other conventions: unchanged."""
-    if source.convention not in DISAMBIGUATING_CONVENTIONS:
+    if not CONVENTIONS[source.convention].disambiguates_streams:
         return plans
     conv = get_convention(source.convention, source.max_identifier_length)
     assert isinstance(conv, AirbyteNaming)

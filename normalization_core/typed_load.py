@@ -13,7 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
-from normalization_core.columns import SystemNames, system_names
+from normalization_core.columns import SystemNames
+from normalization_core.conventions import CONVENTIONS, system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import ConfigError
 from normalization_core.dedup_load import dedup_tables, write_dedup_tables
@@ -32,7 +33,7 @@ from normalization_core.transform.inference import observed_types
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import PARSED, parse_records
 
-TYPED_CONVENTIONS = ("native", "dlt", "airbyte", "direct")
+TYPED_CONVENTIONS = tuple(CONVENTIONS)
 
 
 @dataclass(frozen=True)

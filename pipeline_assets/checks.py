@@ -18,7 +18,8 @@ import dagster as dg
 from pyspark.sql import SparkSession
 
 from normalization_core import checks as K
-from normalization_core.columns import SystemNames, system_names
+from normalization_core.columns import SystemNames
+from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.pipeline import LoadResult, raw_table_name

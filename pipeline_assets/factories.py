@@ -7,7 +7,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from normalization_core.catalog import source_catalog
-from normalization_core.columns import SystemNames, system_names
+from normalization_core.columns import SystemNames
+from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.registry import normalized_streams
 from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name, registry_path

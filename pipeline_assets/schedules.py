@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from normalization_core.columns import system_names
+from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.maintenance import maintain_tables
 from normalization_core.pipeline import raw_table_name

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.columns import system_names
+from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.rebuild import rebuild_stream
 from pipeline_assets.resources import SparkSessionResource

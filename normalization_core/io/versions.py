@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
-from normalization_core.columns import system_names
+from normalization_core.conventions import system_names
 from normalization_core.io.delta import MAX_ATTEMPTS, is_delta_table, read_table, with_conflict_retry
 from normalization_core.io.storage import open_delta_table
 from normalization_core.schema import StreamSchema, schema_document, schema_hash

@@ -1,4 +1,4 @@
-"""A stream's tables from its catalog JSON Schema under the `airbyte` convention (SPEC §4.3).
+"""Airbyte's layout of a stream's tables from its catalog JSON Schema, for the `airbyte` convention (SPEC §4.3).
 
 Airbyte Basic Normalization's layout: every property is a column of its table, objects and arrays as
 their JSON text. A nested object with properties also becomes a child table (one row per parent row
@@ -7,7 +7,7 @@ column only; an array of arrays of objects a child table of the inner objects (f
 named by the JSON path from the stream joined with `_`; only names that collide switch, all of them, to
 Airbyte's `<parent>_<3-hex sha1>_<child>`. Clashing columns get `_1`, `_2`, ... in catalog order. Row keys
 are named after the stream or nested field (`_airbyte_<name>_hashid`), parent keys after the parent's
-(`_airbyte_<name>_foreign_hashid`). Typing is shared with the native layout (SPEC §5.1).
+(`_airbyte_<name>_foreign_hashid`). Typing is shared by every layout (`layout.Layout`, SPEC §5.1).
 """
 from __future__ import annotations
 
@@ -15,51 +15,36 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from normalization_core.columns import AIRBYTE, system_names
-from normalization_core.naming import AirbyteNaming, assign_names, get_convention
-from normalization_core.schema.from_json_schema import _SYSTEM, _collision_doc, _Layout, _Pending, _table
-from normalization_core.schema.json_schema_nodes import Arr, Json, NodeReader, Obj
+from normalization_core.columns import AIRBYTE, SystemNames
+from normalization_core.naming import AirbyteNaming, assign_names
+from normalization_core.schema.json_schema_nodes import Arr, Json, Node, Obj
+from normalization_core.schema.layout import Layout, PendingTable, new_table
 from normalization_core.schema.model import CollisionDoc, StreamSchema, TableSchema
 
-CONVENTION = "airbyte"
 DEFAULT_NAMESPACE = "public"
 """Schema whose name seeds the collision hash when the caller names none (Postgres' default schema)."""
 
 
-def airbyte_schema(stream: str, json_schema: dict[str, Any], max_identifier_length: int | None = None,
-                   max_table_nesting: int = 1000, previous: StreamSchema | None = None,
-                   namespace: str | None = None) -> StreamSchema:
-    """The typed tables of `stream` as Airbyte lays them out; `namespace` (the source) seeds collision hashes.
-
-    Table and column names in `previous` (an earlier version) never change.
-    """
-    conv = get_convention(CONVENTION, max_identifier_length)
-    assert isinstance(conv, AirbyteNaming)
-    record = NodeReader(stream, items_as_properties=True).read(json_schema, ())
-    layout = _AirbyteLayout(conv, stream, namespace or DEFAULT_NAMESPACE, max_table_nesting, previous)
-    tables, collisions = layout.build(stream, record)
-    return StreamSchema(stream=stream, convention=CONVENTION, max_identifier_length=conv.max_identifier_length,
-                        max_table_nesting=max_table_nesting, tables=tables, collisions=collisions)
-
-
-class _AirbyteLayout(_Layout):
+class AirbyteLayout(Layout):
     """Nodes -> tables: one column per property, a child table per object and per array of objects."""
 
+    name = "airbyte"
+    items_as_properties = True
     conv: AirbyteNaming
 
-    def __init__(self, conv: AirbyteNaming, stream: str, namespace: str, max_nesting: int,
-                 previous: StreamSchema | None) -> None:
-        super().__init__(conv, system_names(CONVENTION), max_nesting, previous)
-        self.stream = stream
-        self.namespace = namespace
+    def __init__(self, conv: AirbyteNaming, names: SystemNames, max_nesting: int, previous: StreamSchema | None,
+                 namespace: str | None = None) -> None:
+        super().__init__(conv, names, max_nesting, previous, namespace or DEFAULT_NAMESPACE)
+        self.stream = ""
         self.previous_tables = {_identity(t["json_path"]): t for t in previous["tables"]} if previous else {}
 
-    def build(self, stream: str, record: Any) -> tuple[list[TableSchema], list[CollisionDoc]]:
-        root = _Pending(_identity([]), self.conv.normalize_table_name(stream),
-                        _table(None, [], [], "root", "record", 0), [], [])
+    def build(self, stream: str, record: Node) -> tuple[list[TableSchema], list[CollisionDoc]]:
+        self.stream = stream
+        root = PendingTable(_identity([]), self.conv.normalize_table_name(stream),
+                            new_table(None, [], [], "root", "record", 0), [], [])
         if isinstance(record, Obj):
             self._collect(root, record, [], 0)
-        ordered: list[tuple[_Pending, _Pending | None]] = [(root, None)]
+        ordered: list[tuple[PendingTable, PendingTable | None]] = [(root, None)]
         level = [root]
         while level:  # breadth first: every parent before its children
             pairs = [(child, parent) for parent in level for child in self._children(parent)]
@@ -73,7 +58,7 @@ class _AirbyteLayout(_Layout):
             self._name_columns(pending)
         return [pending.table for pending, _ in ordered], self.collisions
 
-    def _collect(self, pending: _Pending, obj: Obj, prefix: list[str], depth: int) -> None:
+    def _collect(self, pending: PendingTable, obj: Obj, prefix: list[str], depth: int) -> None:
         """One column per property; objects and arrays of objects within the nesting limit also nest."""
         for key, node in obj.properties:
             if key.startswith(f"{self.names.prefix}_"):
@@ -86,25 +71,25 @@ class _AirbyteLayout(_Layout):
             else:
                 pending.columns.append(([key], node))
 
-    def _children(self, parent: _Pending) -> Iterator[_Pending]:
+    def _children(self, parent: PendingTable) -> Iterator[PendingTable]:
         for path, node, depth in parent.children:
             obj, levels = _innermost(node)
             element = "nested_object" if isinstance(node, Obj) else "object"
             json_path = [*parent.table["json_path"], *path]
-            table = _table(None, path, json_path, "child", element, depth)  # type: ignore[arg-type]
+            table = new_table(None, path, json_path, "child", element, depth)  # type: ignore[arg-type]
             if levels > 1:
                 table["flatten"] = levels - 1
-            child = _Pending(_identity(json_path), self.conv.child_table_name(self.stream, tuple(json_path)),
-                             table, [], [])
+            child = PendingTable(_identity(json_path), self.conv.child_table_name(self.stream, tuple(json_path)),
+                                 table, [], [])
             assert isinstance(obj, Obj)
             self._collect(child, obj, [], depth)
             yield child
 
-    def _name_all_tables(self, pendings: list[_Pending]) -> None:
+    def _name_all_tables(self, pendings: list[PendingTable]) -> None:
         """Plain names; every member of a group of colliding new names gets the hashed name."""
         final = {p.identity: self.previous_tables[p.identity]["name"] for p in pendings
                  if p.identity in self.previous_tables}
-        groups: dict[str, list[_Pending]] = {}
+        groups: dict[str, list[PendingTable]] = {}
         for pending in pendings:
             if pending.identity not in final:
                 groups.setdefault(pending.proposed.lower(), []).append(pending)
@@ -119,10 +104,10 @@ class _AirbyteLayout(_Layout):
         for pending in pendings:
             pending.table["name"] = final[pending.identity]
 
-    def _hashed_name(self, pending: _Pending) -> str:
+    def _hashed_name(self, pending: PendingTable) -> str:
         return self.conv.hashed_child_table_name(self.namespace, [self.stream, *pending.table["json_path"]])
 
-    def _make_unique(self, pendings: list[_Pending], final: dict[str, str]) -> None:
+    def _make_unique(self, pendings: list[PendingTable], final: dict[str, str]) -> None:
         """A hashed name that still clashes (3 hex digits) gets `_1`, `_2`, ...: never two tables, one name."""
         seen: set[str] = set()
         for pending in sorted(pendings, key=lambda p: p.identity not in self.previous_tables):
@@ -142,18 +127,18 @@ class _AirbyteLayout(_Layout):
             return
         name_keys(self.conv, self.stream, table, parent)
 
-    def _name_columns(self, pending: _Pending) -> None:
+    def _name_columns(self, pending: PendingTable) -> None:
         table = pending.table
         keys = [path[0] for path, _ in pending.columns]
         result = assign_names(self.conv, keys, self._reserved(table), normalize=self.conv.normalize_identifier,
                               keep_order=True)
-        self.collisions += [_collision_doc(table["name"], c) for c in result.collisions]
-        table["columns"] = [self._column(result.mapping[path[0]], path, node, table)
+        self.add_collisions(table["name"], result.collisions)
+        table["columns"] = [self.typed_column(result.mapping[path[0]], path, node, table)
                             for path, node in pending.columns]
 
     def _reserved(self, table: TableSchema) -> dict[str, str]:
         """System columns, and the names an earlier version gave, by raw key (no flattening here)."""
-        reserved = {k: v for k, v in super()._reserved(table).items() if k.startswith(_SYSTEM)}
+        reserved = self.system_columns(table)
         before = self.previous_tables.get(_identity(table["json_path"]))
         if before is not None:
             reserved.update({column["path"][0]: column["name"] for column in before["columns"]})

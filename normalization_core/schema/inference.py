@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from normalization_core.columns import system_names
-from normalization_core.naming import AirbyteNaming, NamingConvention, get_convention
+from normalization_core.conventions import convention_named
+from normalization_core.naming import AirbyteNaming, NamingConvention
 from normalization_core.schema.airbyte_layout import name_inferred_keys
-from normalization_core.schema.from_json_schema import SUPPORTED_CONVENTIONS, _Layout
+from normalization_core.schema.dlt_layout import DltLayout
 from normalization_core.schema.json_schema_nodes import Arr, Json, Mixed, Node, Obj, Scalar
 from normalization_core.schema.model import (
     LOGICAL_DATA_TYPES,
@@ -118,16 +118,15 @@ class _Spec:
 
 def _build(stream: str, observed: Observed, convention: str, max_length: int | None, max_nesting: int,
            steering: Steering, previous: StreamSchema | None) -> StreamSchema:
-    if convention not in SUPPORTED_CONVENTIONS:
-        raise ValueError(f"convention {convention!r}: inference supports {SUPPORTED_CONVENTIONS}")
+    chosen = convention_named(convention, "inference")
     root = _previous_tree(previous) if previous is not None else _Path()
     for steps, kind in sorted(set(observed)):
         root.at(steps).kinds.add(kind)
-    conv = get_convention(convention, max_length)
+    conv = chosen.naming(max_length)
     specs = _Specs(steering.detections, max_nesting, _HintIndex(steering.data_types, conv),
                    _PreferredTypes(steering.preferred_types, conv))
     record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
-    layout = _Layout(conv, system_names(convention), max_nesting, previous)
+    layout = DltLayout(conv, chosen.system_names, max_nesting, previous)  # every convention's inferred layout
     tables, collisions = layout.build(stream, record if isinstance(record, Obj) else Obj(()))
     schema = StreamSchema(stream=stream, convention=convention, max_identifier_length=conv.max_identifier_length,
                           max_table_nesting=max_nesting, tables=tables, collisions=collisions, inferred=True)

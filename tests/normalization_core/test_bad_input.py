@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from normalization_core.columns import system_names
+from normalization_core.conventions import system_names
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load, raw_table_name

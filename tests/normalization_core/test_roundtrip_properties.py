@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from normalization_core.columns import system_names
+from normalization_core.conventions import system_names
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load, raw_table_name

@@ -5,7 +5,9 @@ from typing import Any
 
 import pytest
 
-from normalization_core.naming import NameCollision, assign_names, get_convention
+from normalization_core.naming import NameCollision, assign_names
+
+from normalization_core.conventions import get_convention
 from normalization_core.naming.base import compute_tag
 
 

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.naming import DirectNaming, get_convention
+from normalization_core.naming import DirectNaming
+
+from normalization_core.conventions import get_convention
 
 dlt_direct = pytest.importorskip("dlt.common.normalizers.naming.direct")
 CASES = json.loads((Path(__file__).parents[2] / "cases/naming/direct.json").read_text(encoding="utf-8"))

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalization_core.naming import AirbyteNaming, NamingConvention, assign_names, get_convention
+from normalization_core.naming import AirbyteNaming, NamingConvention, assign_names
+
+from normalization_core.conventions import get_convention
 
 SNAKE_LEGAL = re.compile(r"^[a-z_][a-z0-9_]*$")
 AIRBYTE_LEGAL = re.compile(r"^[a-z0-9_]+$")

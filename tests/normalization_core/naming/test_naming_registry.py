@@ -9,8 +9,8 @@ from normalization_core.naming import (
     DltNaming,
     NamingConvention,
     SnakeCaseNaming,
-    get_convention,
 )
+from normalization_core.conventions import get_convention
 
 
 class UpperNaming(NamingConvention):
