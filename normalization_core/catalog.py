@@ -14,6 +14,7 @@ import jsonschema
 
 from normalization_core.config import SourceConfig
 from normalization_core.errors import ConfigError
+from normalization_core.schema.model import TableSchema
 
 _PATH = {"type": "array", "items": {"type": "string"}}
 CATALOG_SCHEMA: dict[str, Any] = {
@@ -97,6 +98,17 @@ def stream_settings(source: SourceConfig, catalog: dict[str, StreamSettings], st
         cursor_field=override.cursor_field if override.cursor_field is not None else settings.cursor_field,
         primary_key=primary_key,
     )
+
+
+def resolve_primary_key(settings: StreamSettings, root: TableSchema) -> tuple[str, ...]:
+    """The root columns of the stream's primary key paths, in key order (empty: the stream has none);
+    a path that is not a column of the root table is a configuration error."""
+    by_path = {tuple(c["path"]): c["name"] for c in root["columns"]}
+    missing = [path for path in settings.primary_key if tuple(path) not in by_path]
+    if missing:
+        raise ConfigError(f"stream {settings.name!r}",
+                          f"primary_key {'.'.join(missing[0])!r} is not a scalar column of the stream")
+    return tuple(by_path[tuple(path)] for path in settings.primary_key)
 
 
 def source_catalog(source: SourceConfig) -> dict[str, StreamSettings]:

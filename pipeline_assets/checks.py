@@ -18,9 +18,11 @@ import dagster as dg
 from pyspark.sql import SparkSession
 
 from normalization_core import checks as K
+from normalization_core.catalog import resolve_primary_key
 from normalization_core.columns import SystemNames
 from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.errors import ConfigError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.pipeline import LoadResult, raw_table_name
 from normalization_core.schema.model import TableSchema, find_table
@@ -99,9 +101,10 @@ def history_check_specs(history_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
 
 def primary_key_columns(plan: StreamPlan, root: TableSchema) -> list[str]:
     """Root columns of the primary key's paths; [] when a path is not a column."""
-    by_path = {tuple(c["path"]): c["name"] for c in root["columns"]}
-    columns = [by_path.get(tuple(path)) for path in plan.settings.primary_key]
-    return [c for c in columns if c is not None] if all(columns) else []
+    try:
+        return list(resolve_primary_key(plan.settings, root))
+    except ConfigError:
+        return []
 
 
 def check_results(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,

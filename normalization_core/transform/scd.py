@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from normalization_core import columns as C
-from normalization_core.catalog import StreamSettings
+from normalization_core.catalog import StreamSettings, resolve_primary_key
 from normalization_core.columns import SystemNames
 from normalization_core.errors import ConfigError
 from normalization_core.schema.model import TableSchema
@@ -45,9 +45,7 @@ def scd_columns(settings: StreamSettings, root: TableSchema) -> ScdColumns:
     if not settings.primary_key:
         raise ConfigError(where, "destination_sync_mode 'append_dedup' needs a primary_key "
                                  "(set it in the catalog or under sources[].streams)")
-    missing = [p for p in settings.primary_key if tuple(p) not in by_path]
-    if missing:
-        raise ConfigError(where, f"primary_key {'.'.join(missing[0])!r} is not a scalar column of the stream")
+    keys = resolve_primary_key(settings, root)
     cursor = None
     if settings.cursor_field:
         cursor = by_path.get(tuple(settings.cursor_field))
@@ -55,7 +53,7 @@ def scd_columns(settings: StreamSettings, root: TableSchema) -> ScdColumns:
             raise ConfigError(where, f"cursor_field {'.'.join(settings.cursor_field)!r} is not a column of the stream")
     cdc_updated = by_path.get((C.CDC_UPDATED_AT,))
     return ScdColumns(
-        stream=settings.name, keys=tuple(by_path[tuple(p)] for p in settings.primary_key),
+        stream=settings.name, keys=keys,
         cursor=cursor or cdc_updated, cdc_updated_at=cdc_updated,
         cdc_log_pos=by_path.get((C.CDC_LOG_POS,)), cdc_deleted_at=by_path.get((C.CDC_DELETED_AT,)))
 
