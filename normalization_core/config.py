@@ -9,7 +9,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from normalization_core.conventions import CONVENTIONS
+from normalization_core.conventions import CONVENTIONS, DEFAULT_CONVENTION
 from normalization_core.config_checks import boolean, choice, entries, mapping, no_unknown_keys
 from normalization_core.errors import ConfigError
 from normalization_core.schema_config import (
@@ -61,7 +61,7 @@ class SourceConfig:
     name: str
     landing: Path | StorePath
     """A local folder, or an `s3a://` URI (`io.storage.StorePath`)."""
-    convention: str = "native"
+    convention: str = DEFAULT_CONVENTION
     """A name in `conventions.CONVENTIONS`."""
     catalog: Path | None = None
     max_identifier_length: int = 255
@@ -180,7 +180,7 @@ def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | Non
         raise ConfigError(where, f"source name {name!r} must be a letter or '_' followed by letters, "
                                  "digits or '_' (it names folders and Dagster asset keys)")
     where = f"{where} ({name})"
-    convention = doc.get("convention", "native")
+    convention = doc.get("convention", DEFAULT_CONVENTION)
     if not isinstance(convention, str) or convention not in CONVENTIONS:
         raise ConfigError(where, f"unknown convention {convention!r} (choose one of {', '.join(CONVENTIONS)})")
     landing = _landing(str(doc["landing"]), base_dir, where, store)

@@ -43,6 +43,8 @@ CONVENTIONS: dict[str, Convention] = {c.name: c for c in (
     Convention("direct", DirectNaming, DLT, layout="dlt"),
 )}
 """The conventions by name, in the order they are offered."""
+DEFAULT_CONVENTION = "native"
+"""A source's convention when its configuration names none."""
 
 
 def convention_named(name: str, use: str = "lakenorm") -> Convention:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from normalization_core.conventions import convention_named
+from normalization_core.conventions import DEFAULT_CONVENTION, convention_named
 from normalization_core.schema.airbyte_layout import AirbyteLayout
 from normalization_core.schema.dlt_layout import DltLayout
 from normalization_core.schema.layout import Layout
@@ -17,9 +17,10 @@ LAYOUTS: dict[str, type[Layout]] = {layout.name: layout for layout in (DltLayout
 """The layouts by the name a `Convention` gives."""
 
 
-def schema_from_json_schema(stream: str, json_schema: dict[str, Any], convention: str = "native",
+def schema_from_json_schema(stream: str, json_schema: dict[str, Any], convention: str = DEFAULT_CONVENTION,
                             max_identifier_length: int | None = None, max_table_nesting: int = 1000,
-                            previous: StreamSchema | None = None, namespace: str | None = None) -> StreamSchema:
+                            previous: StreamSchema | None = None, namespace: str | None = None
+                            ) -> StreamSchema:
     """The typed tables of `stream`; names in `previous` (an earlier version) never change.
 
     `namespace` (the source) only matters to `airbyte`, whose colliding table names hash it.

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from normalization_core.conventions import convention_named
+from normalization_core.conventions import DEFAULT_CONVENTION, convention_named
 from normalization_core.naming import AirbyteNaming, NamingConvention
 from normalization_core.schema.airbyte_layout import name_inferred_keys
 from normalization_core.schema.dlt_layout import DltLayout
@@ -71,8 +71,9 @@ class Steering:
     (regexes are searched in the normalized name, names are normalized and compared whole), after hints."""
 
 
-def infer_schema(stream: str, observed: Observed, convention: str = "native", max_identifier_length: int | None = None,
-                 max_table_nesting: int = 1000, steering: Steering = Steering()) -> StreamSchema:
+def infer_schema(stream: str, observed: Observed, convention: str = DEFAULT_CONVENTION,
+                 max_identifier_length: int | None = None, max_table_nesting: int = 1000,
+                 steering: Steering = Steering()) -> StreamSchema:
     """The first schema of a stream from the (path, kind) pairs of its data."""
     return _build(stream, observed, convention, max_identifier_length, max_table_nesting, steering, None)
 

@@ -58,8 +58,7 @@ class Layout(ABC):
         self.names = names
         self.max_nesting = max_nesting
         self.previous = previous
-        self.namespace = namespace
-        """The stream's source or catalog namespace (only `airbyte` uses it)."""
+        self.namespace = namespace  # the stream's catalog namespace or source; only `airbyte` hashes it
         self.collisions: list[CollisionDoc] = []
 
     def read(self, stream: str, json_schema: dict[str, Any]) -> Node:
