@@ -19,8 +19,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from normalization_core.transform.nesting import row_key
-from normalization_core.transform.typing import meta_column
+from normalization_core.transform.changes import meta_column
+from normalization_core.transform.keys import key128
 
 # Named as lakenorm names them, so that the two warehouses compare table by table.
 FLOOR_TABLES = ("_norm_raw_orders", "orders", "orders__line_items", "orders__line_items__discounts", "orders__tags")
@@ -42,7 +42,7 @@ def _child_keys(*names: str) -> list[Column]:
 def _children(rows: DataFrame, array: Column, name: str) -> DataFrame:
     exploded = rows.select("load_id", "root_id", F.col("row_id").alias("parent_id"),
                            F.posexplode(array).alias("list_idx", "element"))
-    return exploded.withColumn("row_id", row_key(F.col("parent_id"), F.lit(name), F.col("list_idx")))
+    return exploded.withColumn("row_id", key128(F.col("parent_id"), F.lit(name), F.col("list_idx")))
 
 
 def floor_run(spark: SparkSession, files: list[str], schema: T.StructType, out: Path) -> float:
@@ -52,12 +52,12 @@ def floor_run(spark: SparkSession, files: list[str], schema: T.StructType, out: 
     lines = spark.read.text(files).select(F.col("_metadata.file_path").alias("file"), F.col("value").alias("text"),
                                           F.monotonically_increasing_id().alias("line"))
     load_id = F.regexp_extract(F.col("file"), r"/([^/]+)/[^/]+$", 1)
-    cached = lines.select(row_key(load_id, F.col("file"), F.col("line")).alias("raw_id"), load_id.alias("load_id"),
+    cached = lines.select(key128(load_id, F.col("file"), F.col("line")).alias("raw_id"), load_id.alias("load_id"),
                           "file", "line", "text", F.from_json(F.col("text"), schema).alias("tree"))
     cached = cached.persist(StorageLevel.MEMORY_AND_DISK)
     cached.count()
     roots = cached.where(F.col("tree").isNotNull()).select(
-        "raw_id", "load_id", "tree", row_key(F.col("raw_id")).alias("root_id")).withColumn("row_id", F.col("root_id"))
+        "raw_id", "load_id", "tree", key128(F.col("raw_id")).alias("root_id")).withColumn("row_id", F.col("root_id"))
     item_type = schema["line_items"].dataType.elementType
     items = _children(roots, F.col("tree.line_items"), "orders__line_items")
     discounts = _children(items.select("load_id", "root_id", "row_id", F.col("element.discounts").alias("d")),

@@ -28,10 +28,10 @@ from normalization_core.io.delta import (
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.model import TableSchema, find_table, root_table
 from normalization_core.transform.nesting import child_table, typed_root
-from normalization_core.transform.parse import parse_records, record_variant
+from normalization_core.transform.internal_columns import DELETE, RECORD_HASH
+from normalization_core.transform.internal_columns import VERSION as _VERSION
+from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.scd import (
-    DELETE,
-    RECORD_HASH,
     ScdColumns,
     current_changes,
     current_columns,
@@ -46,9 +46,6 @@ from normalization_core.transform.scd import (
 if TYPE_CHECKING:
     from normalization_core.typed_load import StreamPlan
 
-_VERSION = "#version"
-
-
 def dedup_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
     """History first, then current, then the child tables (parents before children)."""
     root, *children = plan.tables
@@ -56,7 +53,7 @@ def dedup_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
 
 
 def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                       plan: StreamPlan, raw_rows: DataFrame, load_ids: Sequence[str]) -> dict[str, int]:
+                       plan: StreamPlan, raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]) -> dict[str, int]:
     """Apply loads to the stream's history, current and child tables; returns rows changed per table."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
     root, *children = plan.tables
@@ -129,20 +126,20 @@ def _aligned_properties(spark: SparkSession, config: LakenormConfig, source: Sou
     return merged_table_properties(source.deletion_vectors)
 
 
-def scd_history(parsed: DataFrame, names: SystemNames, plan: StreamPlan) -> DataFrame:
+def scd_history(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan) -> DataFrame:
     """The history of every key in `parsed` (from `parse_versions`), computed at once."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
     versions = _versions(parsed, names, plan.schema, cols)
     return history_rows(versions, names, cols, root_table(plan.schema))
 
 
-def parse_versions(raw_rows: DataFrame, names: SystemNames, schema: StreamSchema) -> DataFrame:
+def parse_versions(raw_rows: DataFrame | RawRecords, names: SystemNames, schema: StreamSchema) -> ParsedRecords:
     """`parse_records` plus each record's content hash (of its VARIANT's canonical JSON)."""
     digest = record_hash(record_variant(names, schema), F.col(names.data)).alias(RECORD_HASH)
     return parse_records(raw_rows, names, schema, carry=[digest])
 
 
-def _versions(parsed: DataFrame, names: SystemNames, schema: StreamSchema, cols: ScdColumns) -> DataFrame:
+def _versions(parsed: ParsedRecords, names: SystemNames, schema: StreamSchema, cols: ScdColumns) -> DataFrame:
     """Typed root rows as versions: row key = version key, plus unique key, file and line."""
     typed = typed_root(parsed, names, schema, normalized_at=F.current_timestamp(),
                        carry=[RECORD_HASH, names.file, names.line])
@@ -153,6 +150,6 @@ def _version_ids(history: DataFrame, names: SystemNames, root: TableSchema) -> D
     return history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(_VERSION))
 
 
-def _with_version(parsed: DataFrame, versions: DataFrame, names: SystemNames) -> DataFrame:
+def _with_version(parsed: ParsedRecords, versions: DataFrame, names: SystemNames) -> ParsedRecords:
     """Parsed rows that are a history row (duplicates left out), with that row's key (`_version_ids`)."""
-    return parsed.join(versions, names.raw_id)
+    return parsed.with_rows(parsed.rows.join(versions, names.raw_id))

@@ -35,7 +35,7 @@ from normalization_core.inputs.ledger import record_files
 from normalization_core.transform import raw as R
 from normalization_core.transform.counts import NulledCounts
 from normalization_core.transform.discard import DiscardedCounts
-from normalization_core.transform.parse import PARSED, parsed_columns, read_from_variant, with_parsed_records
+from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
 from normalization_core.stream_collisions import raw_tables
 from normalization_core.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
 from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, stream_plans, write_typed_tables
@@ -232,18 +232,16 @@ def _write_raw(config: LakenormConfig, source: SourceConfig, names: SystemNames,
     replace_loads(_stream_rows(lines, names, stream), config.table_path(source.name, table), names.load_id, load_ids)
 
 
-def _stream_rows(lines: DataFrame, names: SystemNames, stream: str, with_readable: bool = False,
-                 load_ids: Sequence[str] | None = None, all_clean: bool = False) -> DataFrame:
-    """The stream's raw rows; `with_readable`: plus what typing reads (their parse, if made with the lines;
-    `all_clean`: every record was read from its tree, so the rows carry no VARIANT path)."""
+def _stream_rows(lines: DataFrame, names: SystemNames, stream: str) -> DataFrame:
+    """The stream's raw rows."""
+    return R.raw_rows(_stream_lines(lines, stream), names)
+
+
+def _stream_lines(lines: DataFrame, stream: str, load_ids: Sequence[str] | None = None) -> DataFrame:
     stream_lines = lines.where((F.col(R.KIND) == "record") & (F.col(R.STREAM) == stream))
-    if load_ids is not None:
-        stream_lines = stream_lines.where(F.col(R.LOAD_ID).isin(list(load_ids)))
-    if not with_readable:
-        return R.raw_rows(stream_lines, names)
-    carried = parsed_columns(stream)[:1] if all_clean else parsed_columns(stream)
-    parsed = [F.col(c).alias(name) for c, name in zip(carried, PARSED) if c in lines.columns]
-    return R.raw_rows(stream_lines, names, [F.col(R.READABLE), *parsed])
+    if load_ids is None:
+        return stream_lines
+    return stream_lines.where(F.col(R.LOAD_ID).isin(list(load_ids)))
 
 
 def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
@@ -262,7 +260,7 @@ def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConf
                 continue
             load_ids = [newest.load_id]
         all_clean = not any(counts[load_id].from_variant.get(stream, 0) for load_id in load_ids)
-        rows = _stream_rows(lines, names, stream, with_readable=True, load_ids=load_ids, all_clean=all_clean)
+        rows = stream_records(_stream_lines(lines, stream, load_ids), names, stream, all_clean)
         written = write_typed_tables(spark, config, source, names, plan, rows, load_ids)
         typed.update({(load_id, stream): counts for load_id, counts in written.items()})
     return typed

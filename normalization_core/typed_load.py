@@ -29,9 +29,9 @@ from normalization_core.schema.schema_file import with_stored_additions
 from normalization_core.transform.not_null import check_not_null
 from normalization_core.transform.discard import DiscardedCounts, discard, discarded_counts
 from normalization_core.transform.counts import NulledCounts, load_counts, nulled_by_load, observe_loads
-from normalization_core.transform.inference import observed_types
+from normalization_core.transform.observed_kinds import observed_types
 from normalization_core.transform.nesting import typed_tables
-from normalization_core.transform.parse import PARSED, parse_records
+from normalization_core.transform.parse import RawRecords, parse_records
 
 TYPED_CONVENTIONS = tuple(CONVENTIONS)
 
@@ -179,7 +179,8 @@ class TypedCounts:
 
 
 def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                       plan: StreamPlan, raw_rows: DataFrame, load_ids: Sequence[str]) -> dict[str, TypedCounts]:
+                       plan: StreamPlan, raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]
+                       ) -> dict[str, TypedCounts]:
     """Write the stream's typed tables for the loads of `raw_rows` (one commit per table); counts per load.
 
     `append` replaces these loads' rows; `overwrite` replaces the whole table (pass the newest load's rows
@@ -189,7 +190,7 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
         return _dedup_counts(spark, config, source, names, plan, raw_rows, load_ids)
     schema = plan.load_schema or plan.schema
     parsed = parse_records(raw_rows, names, schema)
-    if PARSED[0] not in raw_rows.columns or plan.discards:  # (else read from the lines' cache)
+    if not parsed.with_lines or plan.discards:  # (else read from the lines' cache)
         parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         frames = typed_tables(parsed, names, schema, normalized_at=F.current_timestamp())
@@ -216,7 +217,8 @@ def write_typed_tables(spark: SparkSession, config: LakenormConfig, source: Sour
 
 
 def _dedup_counts(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                  plan: StreamPlan, raw_rows: DataFrame, load_ids: Sequence[str]) -> dict[str, TypedCounts]:
+                  plan: StreamPlan, raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]
+                  ) -> dict[str, TypedCounts]:
     """One load: rows its MERGEs changed per table; several: rows each load holds in each table afterwards."""
     changed = write_dedup_tables(spark, config, source, names, plan, raw_rows, load_ids)
     if len(load_ids) == 1:

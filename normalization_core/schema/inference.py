@@ -1,6 +1,6 @@
 """A stream's tables inferred from the (JSON path, value kind) pairs seen in its data (SPEC §5.2, §5.3).
 
-Pure Python: the pairs come from `transform.inference.observed_types`. The pairs are turned into the same
+Pure Python: the pairs come from `transform.observed_kinds.observed_types`. The pairs are turned into the same
 node tree a catalog's JSON Schema gives, and laid out by the same code, so names, nesting and the
 nesting limit behave exactly as for catalog streams. The result depends only on the SET of pairs:
 a column's main type is chosen from its kinds by a fixed precedence, keys are sorted.
@@ -40,7 +40,7 @@ LOGICAL_OF_KIND = {"text": "string", "bool": "boolean", "bigint": "bigint", "dou
 KIND_OF_LOGICAL = {logical: kind for kind, logical in LOGICAL_OF_KIND.items()}
 EPOCH, EPOCH_FAR, EPOCH_RANGE_SECONDS = "epoch", "epoch_far", 5 * 31536000
 """dlt's `timestamp` detection: the main type of a column of numbers that are epoch seconds (a timestamp); the
-pseudo kind of a path where a number is not within the range of its record's time (`transform.inference`)."""
+pseudo kind of a path where a number is not within the range of its record's time (`transform.observed_kinds`)."""
 LOGICAL_OF_KIND[EPOCH] = "timestamp"
 _SCALARS = frozenset(MAIN_PRECEDENCE)
 _NUMBERS = frozenset({"bigint", "double", "decimal"})

@@ -13,12 +13,12 @@ from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
-from normalization_core.transform.typing import NULLED, OWN_REASON
+from normalization_core.transform.changes import NULLED, OWN_REASON
+from normalization_core.transform.internal_columns import NULLED_CHANGES
 
 NULLED_VALUES = "nulled_values"
 NULLED_ROWS = "nulled_rows"
 ROWS = "rows"
-_NULLED = "#nulled"
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,12 @@ def observe_loads(df: DataFrame, names: SystemNames, load_ids: Sequence[str]) ->
     else:
         rows = [F.count_if(F.col(names.load_id) == F.lit(load_id)).alias(f"{ROWS}{i}")
                 for i, load_id in enumerate(load_ids)]
-    nulled = F.col(_NULLED)
+    nulled = F.col(NULLED_CHANGES)
     metrics = [*rows, F.coalesce(F.sum(nulled), F.lit(0)).alias(NULLED_VALUES),
                F.count_if(nulled > 0).alias(NULLED_ROWS)]
     observation = Observation()
-    observed = df.select("*", nulled_changes(names).alias(_NULLED)).observe(observation, *metrics).drop(_NULLED)
+    counted = df.select("*", nulled_changes(names).alias(NULLED_CHANGES))
+    observed = counted.observe(observation, *metrics).drop(NULLED_CHANGES)
     return observed, observation
 
 
@@ -67,7 +68,7 @@ def load_counts(observation: Observation, load_ids: Sequence[str]) -> dict[str, 
 def nulled_by_load(table: DataFrame, names: SystemNames, load_ids: Sequence[str]) -> dict[str, NulledCounts]:
     """NULLED values and rows per load in a typed table's rows of `load_ids` (one counter pair per load)."""
     changed = table.where(F.col(names.load_id).isin(list(load_ids))).select(
-        names.load_id, nulled_changes(names).alias(_NULLED)).where(F.col(_NULLED) > 0)
-    rows = changed.groupBy(names.load_id).agg(F.sum(_NULLED), F.count(F.lit(1))).collect()  # per load: metadata
+        names.load_id, nulled_changes(names).alias(NULLED_CHANGES)).where(F.col(NULLED_CHANGES) > 0)
+    rows = changed.groupBy(names.load_id).agg(F.sum(NULLED_CHANGES), F.count(F.lit(1))).collect()  # per load: metadata
     found = {row[0]: NulledCounts(int(row[1]), int(row[2])) for row in rows}
     return {load_id: found.get(load_id, NONE_NULLED) for load_id in load_ids}

@@ -16,8 +16,7 @@ from pyspark.sql import functions as F
 from normalization_core.columns import SystemNames
 from normalization_core.schema.contract import Discards
 from normalization_core.schema.model import StreamSchema
-
-_GONE, _PARENT_GONE = "#discarded", "#parent_discarded"
+from normalization_core.transform.internal_columns import DISCARDED, PARENT_DISCARDED
 
 
 @dataclass(frozen=True)
@@ -52,21 +51,21 @@ def discard(frames: dict[str, DataFrame], schema: StreamSchema, discards: Discar
         gone = _own_discard(discards.rows.get(name, ()))
         parent = table.get("parent")
         if parent in flagged:  # the parent loses rows: so do its children
-            keys = flagged[parent].where(F.col(_GONE)).select(F.col(names.row_id(tables[parent])).alias(
-                names.parent_key(table)), F.lit(True).alias(_PARENT_GONE))
+            keys = flagged[parent].where(F.col(DISCARDED)).select(F.col(names.row_id(tables[parent])).alias(
+                names.parent_key(table)), F.lit(True).alias(PARENT_DISCARDED))
             df = df.join(keys, names.parent_key(table), "left")
-            gone = gone | F.coalesce(F.col(_PARENT_GONE), F.lit(False))
-        df = df.withColumn(_GONE, gone)
+            gone = gone | F.coalesce(F.col(PARENT_DISCARDED), F.lit(False))
+        df = df.withColumn(DISCARDED, gone)
         if discards.rows.get(name) or parent in flagged:
             flagged[name] = df
         values = _values(discards.values.get(name, ()))
         observation = Observation()
         metrics = [m for i, load_id in enumerate(load_ids) for m in (
-            F.count_if(F.col(_GONE) & _of_load(names, load_id, load_ids)).alias(f"rows{i}"),
-            F.coalesce(F.sum(F.when(~F.col(_GONE) & _of_load(names, load_id, load_ids), values)), F.lit(0))
+            F.count_if(F.col(DISCARDED) & _of_load(names, load_id, load_ids)).alias(f"rows{i}"),
+            F.coalesce(F.sum(F.when(~F.col(DISCARDED) & _of_load(names, load_id, load_ids), values)), F.lit(0))
             .alias(f"values{i}"))]
-        left_out = [*discards.rows.get(name, ()), *discards.values.get(name, ()), _GONE, _PARENT_GONE]
-        kept[name] = df.observe(observation, *metrics).where(~F.col(_GONE)).drop(*left_out)
+        left_out = [*discards.rows.get(name, ()), *discards.values.get(name, ()), DISCARDED, PARENT_DISCARDED]
+        kept[name] = df.observe(observation, *metrics).where(~F.col(DISCARDED)).drop(*left_out)
         observations[name] = observation
     return Discarding(kept, observations, dropped)
 

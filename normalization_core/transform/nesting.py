@@ -25,85 +25,91 @@ from normalization_core.schema.model import (
     lineage,
     root_table,
 )
-from normalization_core.transform.kinds import value_kind
-from normalization_core.transform.parse import CLEAN, RECORD, TREE
-from normalization_core.transform.rows import TreeReader, VariantReader, row_level
-from normalization_core.transform.typing import (
-    OWN_REASON,
+from normalization_core.transform.casts import (
     SCALAR_LOGICAL_TYPES,
     cast_failed,
     cast_object,
     cast_scalar,
-    is_present,
     json_text,
-    meta_column,
-    nulled,
     type_value,
-    with_upstream_changes,
 )
+from normalization_core.transform.changes import OWN_REASON, meta_column, nulled, with_upstream_changes
+from normalization_core.transform.internal_columns import (
+    CHANGE_PREFIX,
+    CLEAN,
+    ELEMENT,
+    INDEX,
+    KEY,
+    META,
+    OBJECT_PREFIX,
+    PARENT,
+    RECORD,
+    ROOT,
+    ROW,
+    TEXT_PREFIX,
+    TREE,
+)
+from normalization_core.transform.keys import key128
+from normalization_core.transform.kinds import is_present, value_kind
+from normalization_core.transform.parse import ParsedRecords, ParsePath
+from normalization_core.transform.rows import TreeReader, VariantReader, row_level
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
 RECORD_UNREADABLE = OWN_REASON + "SERIALIZATION_ERROR"
-_KEY_SEPARATOR = "\u001f"
-_ROW, _ELEMENT, _INDEX, _KEY, _PARENT, _ROOT, _META = "#row", "#element", "#index", "#key", "#parent", "#root", "#meta"
 _ARRAY = T.ArrayType(T.VariantType())
 _NUMBERS = ("bigint", "double", "decimal")
 
 
-def row_key(*parts: Column) -> Column:
-    """128-bit hex key from non-null parts."""
-    return F.substring(F.sha2(F.concat_ws(_KEY_SEPARATOR, *[p.cast("string") for p in parts]), 256), 1, 32)
-
-
-def _by_path(parsed: DataFrame, build: Callable[[DataFrame, bool], DataFrame]) -> DataFrame:
+def _by_path(parsed: ParsedRecords, build: Callable[[DataFrame, bool], DataFrame]) -> DataFrame:
     """`build(rows, tree)` over the records read from the VARIANT, plus (`CLEAN` rows) those read from the tree."""
-    if RECORD not in parsed.columns:
-        return build(parsed, True)
-    if CLEAN not in parsed.columns:
-        return build(parsed, False)
-    return build(parsed.where(~F.col(CLEAN)), False).unionByName(build(parsed.where(F.col(CLEAN)), True))
+    rows = parsed.rows
+    if parsed.path is ParsePath.TREE:
+        return build(rows, True)
+    if parsed.path is ParsePath.VARIANT:
+        return build(rows, False)
+    return build(rows.where(~F.col(CLEAN)), False).unionByName(build(rows.where(F.col(CLEAN)), True))
 
 
 def _record(tree: bool) -> Column:
     return F.col(TREE if tree else RECORD)
 
 
-def typed_root(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,
+def typed_root(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamSchema, table: str | None = None,
                normalized_at: Column | None = None, carry: Sequence[str] = ()) -> DataFrame:
     """The root table: typed data columns, then raw id, extracted at, load ID, row key, meta, normalized at
-    (and the `carry` columns of `parsed`, unchanged, last)."""
+    (and the `carry` columns of `parsed.rows`, unchanged, last)."""
     root = root_table(stream_schema)
     if table is not None and table != root["name"]:
         raise ValueError(f"{table!r} is not the root table of stream {stream_schema['stream']!r}")
     keep = [names.raw_id, names.extracted_at, names.load_id]
     stamp = normalized_at if normalized_at is not None else F.current_timestamp()
-    upstream = [names.upstream_changes] if names.upstream_changes in parsed.columns else []
+    upstream = [names.upstream_changes] if names.upstream_changes in parsed.rows.columns else []
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*keep, *upstream, *carry, _record(tree).alias(_ROW))
-        unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(_ROW).isNull(), RECORD_UNREADABLE)]
+        rows = records.select(*keep, *upstream, *carry, _record(tree).alias(ROW))
+        unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(ROW).isNull(), RECORD_UNREADABLE)]
         typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
         return typed.select(
             *_data_names(root), *keep,
-            row_key(F.col(names.raw_id)).alias(names.row_id(root)),
-            with_upstream_changes(F.col(_META), upstream).alias(names.meta), stamp.alias(names.normalized_at), *carry,
+            key128(F.col(names.raw_id)).alias(names.row_id(root)),
+            with_upstream_changes(F.col(META), upstream).alias(names.meta), stamp.alias(names.normalized_at), *carry,
         )
     return _by_path(parsed, build)
 
 
-def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema, table: str,
+def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamSchema, table: str,
                 root_key: str | None = None, normalized_at: Column | None = None) -> DataFrame:
     """A nested table at any depth: data columns, (raw id, extracted at,) load ID, row key, parent key,
     list index, root key, meta (, normalized at): the bracketed ones where the convention's children carry
     them (`airbyte`).
 
-    `root_key`: a column of `parsed` holding the root row's key (default: the key derived from the raw id).
+    `root_key`: a column of `parsed.rows` holding the root row's key (default: the key derived from the raw id).
     """
     chain = lineage(stream_schema, table)
     if len(chain) < 2:
         raise ValueError(f"{table!r} is the root table of stream {stream_schema['stream']!r}, not a child")
-    root = F.col(root_key) if root_key else row_key(F.col(names.raw_id))
+    root = F.col(root_key) if root_key else key128(F.col(names.raw_id))
     target = chain[-1]
     in_array = target["element"] != "nested_object"
     carry = [names.raw_id, names.extracted_at, names.load_id] if names.child_record_columns else [names.load_id]
@@ -111,21 +117,21 @@ def child_table(parsed: DataFrame, names: SystemNames, stream_schema: StreamSche
         (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at)]
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*carry, root.alias(_ROOT), _record(tree).alias(_ROW))
-        rows = rows.withColumn(_KEY, F.col(_ROOT))
+        rows = records.select(*carry, root.alias(ROOT), _record(tree).alias(ROW))
+        rows = rows.withColumn(KEY, F.col(ROOT))
         for parent, child in zip(chain, chain[1:]):
             rows = _explode(rows, stream_schema, parent, child, carry, tree)
-        typed = _type_rows(rows, stream_schema, target, [*carry, _KEY, _PARENT, _INDEX, _ROOT], tree=tree)
+        typed = _type_rows(rows, stream_schema, target, [*carry, KEY, PARENT, INDEX, ROOT], tree=tree)
         return typed.select(
-            *_data_names(target), *carry, F.col(_KEY).alias(names.row_id(target)),
-            F.col(_PARENT).alias(names.parent_key(target)),
-            *([F.col(_INDEX).cast(T.LongType()).alias(names.list_idx)] if in_array else []),
-            F.col(_ROOT).alias(names.root_id), F.col(_META).alias(names.meta), *stamp,
+            *_data_names(target), *carry, F.col(KEY).alias(names.row_id(target)),
+            F.col(PARENT).alias(names.parent_key(target)),
+            *([F.col(INDEX).cast(T.LongType()).alias(names.list_idx)] if in_array else []),
+            F.col(ROOT).alias(names.root_id), F.col(META).alias(names.meta), *stamp,
         )
     return _by_path(parsed, build)
 
 
-def typed_tables(parsed: DataFrame, names: SystemNames, stream_schema: StreamSchema,
+def typed_tables(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamSchema,
                  normalized_at: Column | None = None) -> dict[str, DataFrame]:
     """Every typed table of the stream by name, root first (lazy: nothing runs here).
 
@@ -145,22 +151,22 @@ def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: 
     A `nested_object` child has one row per parent row whose value is not null, and no list index; a child
     with `flatten` levels has one row per element of its arrays of arrays, flattened, indexed in that list.
     """
-    value = _array_in(schema, parent, child, F.col(_ROW), tree)
+    value = _array_in(schema, parent, child, F.col(ROW), tree)
     kept = [F.col(c) for c in carry]
     if child["element"] == "nested_object":
-        exploded = rows.select(*kept, F.col(_ROOT), F.col(_KEY).alias(_PARENT),
-                               F.lit(None).cast(T.IntegerType()).alias(_INDEX), value.alias(_ELEMENT))
-        present = F.col(_ELEMENT).isNotNull() if tree else is_present(F.col(_ELEMENT))
+        exploded = rows.select(*kept, F.col(ROOT), F.col(KEY).alias(PARENT),
+                               F.lit(None).cast(T.IntegerType()).alias(INDEX), value.alias(ELEMENT))
+        present = F.col(ELEMENT).isNotNull() if tree else is_present(F.col(ELEMENT))
         exploded = exploded.where(present)
     else:
-        exploded = rows.select(*kept, F.col(_ROOT), F.col(_KEY).alias(_PARENT),
-                               F.posexplode(_elements(value, child.get("flatten", 0), tree)).alias(_INDEX, _ELEMENT))
-    element = F.col(_ELEMENT)
+        exploded = rows.select(*kept, F.col(ROOT), F.col(KEY).alias(PARENT),
+                               F.posexplode(_elements(value, child.get("flatten", 0), tree)).alias(INDEX, ELEMENT))
+    element = F.col(ELEMENT)
     is_object = child["element"] in ("object", "nested_object") and not tree
     row = cast_object(element, row_level(schema, child).fields()) if is_object else element
-    return exploded.select(*kept, F.col(_ROOT), F.col(_PARENT), F.col(_INDEX),
-                           row_key(F.col(_PARENT), F.lit(child["name"]), F.col(_INDEX)).alias(_KEY),
-                           row.alias(_ROW), element)
+    return exploded.select(*kept, F.col(ROOT), F.col(PARENT), F.col(INDEX),
+                           key128(F.col(PARENT), F.lit(child["name"]), F.col(INDEX)).alias(KEY),
+                           row.alias(ROW), element)
 
 
 def _elements(value: Column, flatten: int, tree: bool) -> Column:
@@ -195,7 +201,7 @@ class _Stage:
     changes: list[Column] = field(default_factory=list)
 
     def add_change(self, change: Column) -> None:
-        name = f"#c{len(self.hidden)}"
+        name = f"{CHANGE_PREFIX}{len(self.hidden)}"
         self.hidden.append(change.alias(name))
         self.changes.append(F.col(name))
 
@@ -211,7 +217,7 @@ class _Stage:
             for change in typed.changes:
                 self.add_change(change)
             return
-        text = f"#t{len(self.hidden)}"
+        text = f"{TEXT_PREFIX}{len(self.hidden)}"
         self.hidden.append(source.alias(text))
         typed = cast_scalar(source, column["logical_type"])
         self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
@@ -242,7 +248,7 @@ def _plain(column: ColumnSchema) -> ColumnSchema:
 
 def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str],
                changes: list[Column] | None = None, tree: bool = False) -> DataFrame:
-    """Rows with `#row` (and, in child tables, `#element`) -> data columns, `keep` and `#meta`.
+    """Rows with `ROW` (and, in child tables, `ELEMENT`) -> data columns, `keep` and `META`.
 
     Three projections, so that Spark keeps each expensive value once: nested objects cast, values
     typed, changes gathered from references to texts and typed values. `tree`: the rows are read from
@@ -252,25 +258,25 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
     for change in changes or []:
         stage.add_change(change)
     if table["element"] in ("scalar", "array"):
-        _element_values(stage, table, F.col(_ROW), tree)
+        _element_values(stage, table, F.col(ROW), tree)
     elif tree:
-        _object_values(stage, schema, table, TreeReader(F.col(_ROW), row_level(schema, table)))
+        _object_values(stage, schema, table, TreeReader(F.col(ROW), row_level(schema, table)))
     else:
         rows, reader = _with_objects(rows, schema, table, keep)
         _object_values(stage, schema, table, reader)
     typed = rows.select(*keep, *stage.values, *stage.hidden)
-    return typed.select(*keep, *_data_names(table), meta_column(stage.changes).alias(_META))
+    return typed.select(*keep, *_data_names(table), meta_column(stage.changes).alias(META))
 
 
 def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str]
                   ) -> tuple[DataFrame, VariantReader]:
     """Add each nested object of the row as a column; a reader that reads them from there."""
     level = row_level(schema, table)
-    casting = VariantReader(F.col(_ROW), level)
-    objects = {path: f"#o{i}" for i, path in enumerate(level.objects())}
-    element = [_ELEMENT] if table["kind"] == "child" else []
-    rows = rows.select(*keep, _ROW, *element, *[casting.object_at(p).alias(n) for p, n in objects.items()])
-    return rows, VariantReader(F.col(_ROW), level, {path: F.col(name) for path, name in objects.items()})
+    casting = VariantReader(F.col(ROW), level)
+    objects = {path: f"{OBJECT_PREFIX}{i}" for i, path in enumerate(level.objects())}
+    element = [ELEMENT] if table["kind"] == "child" else []
+    rows = rows.select(*keep, ROW, *element, *[casting.object_at(p).alias(n) for p, n in objects.items()])
+    return rows, VariantReader(F.col(ROW), level, {path: F.col(name) for path, name in objects.items()})
 
 
 def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
@@ -292,7 +298,7 @@ def _not_objects(stage: _Stage, schema: StreamSchema, table: TableSchema, reader
     """NULLED changes for an element or a nested object whose value is not an object (and that no column or
     child table of the same path takes, as for an inferred key whose values differ in kind)."""
     if table["kind"] == "child":
-        not_an_object = is_present(F.col(_ELEMENT)) & F.col(_ROW).isNull()
+        not_an_object = is_present(F.col(ELEMENT)) & F.col(ROW).isNull()
         stage.add_change(nulled(".".join(table["json_path"]), not_an_object))
     placed = _column_paths(table) | _child_paths(schema, table)
     for path in reader.level.objects():

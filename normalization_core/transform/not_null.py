@@ -9,10 +9,10 @@ from pyspark.sql import types as T
 from normalization_core.columns import SystemNames
 from normalization_core.config import SourceConfig
 from normalization_core.errors import NotNullViolation
-from normalization_core.transform.inference import parse_record_variants
-from normalization_core.transform.typing import is_present
+from normalization_core.transform.internal_columns import VALUE
+from normalization_core.transform.kinds import is_present
+from normalization_core.transform.observed_kinds import parse_record_variants
 
-_VALUE = "#value"
 _OBJECT = T.MapType(T.StringType(), T.VariantType())
 
 
@@ -22,8 +22,8 @@ def check_not_null(source: SourceConfig, stream: str, raw_rows: DataFrame, names
     keys = sorted(key for key, hint in (override.columns if override else {}).items() if not hint.nullable)
     if not keys:
         return
-    records = parse_record_variants(raw_rows, names).select(F.col(_VALUE).try_cast(_OBJECT).alias(_VALUE))
-    counts = records.select(*[F.count_if(~is_present(F.col(_VALUE)[key])).alias(str(i))
+    records = parse_record_variants(raw_rows, names).select(F.col(VALUE).try_cast(_OBJECT).alias(VALUE))
+    counts = records.select(*[F.count_if(~is_present(F.col(VALUE)[key])).alias(str(i))
                               for i, key in enumerate(keys)]).first()  # one counter per key: metadata
     for i, key in enumerate(keys):
         if counts is not None and counts[str(i)]:

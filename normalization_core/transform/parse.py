@@ -1,35 +1,74 @@
 """Parsing each record once for all of its stream's typed tables (see `rows` for the two parses).
 
-`parse_records` reads raw rows. `with_parsed_records` parses the records of every catalog stream while
-the package's lines are classified, so that the cached lines already hold them and no table re-reads
-the JSON text.
+`parse_records` reads raw rows and says which parse it made (`ParsedRecords.path`). `with_parsed_records`
+parses the records of every catalog stream while the package's lines are classified, so that the cached
+lines already hold them and no table re-reads the JSON text: `stream_records` hands a stream's raw rows on
+with that parse (`RawRecords`).
 """
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
 
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import StreamSchema, root_table
+from normalization_core.transform.casts import cast_object
+from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE, TREE_PARSE
 from normalization_core.transform.kinds import keep_big_integers
-from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT
+from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT, raw_rows
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
-from normalization_core.transform.typing import cast_object
 
-RECORD = "#record"
-"""Column holding a record read from its VARIANT: its top-level object as a positional struct (NULL for
-a record read from the tree). Internal columns start with `#`, which no normalized name contains."""
-TREE = "#tree"
-"""Column holding a cleanly read record as nested positional structs (`rows.tree_parser`)."""
-CLEAN = "#clean"
-"""Column: the record is in `TREE` (else in `RECORD`)."""
-_PARSE = "#parse"
-PARSED = ("#parsed_tree", "#parsed_record", "#parsed_clean")
-"""Columns of raw rows carrying their records' parse (`TREE`, `RECORD`, `CLEAN`); rows whose records were
-all read cleanly may carry the first alone, and their tables then hold no VARIANT path at all."""
+
+class ParsePath(Enum):
+    """How a stream's records were read, and so which parse columns its parsed rows hold."""
+
+    TREE = "tree"
+    """Every record from its tree (`TREE` alone): the rows hold no VARIANT path at all."""
+    VARIANT = "variant"
+    """Every record cast from its VARIANT (`RECORD` alone): streams the tree cannot read (`tree_parser`)."""
+    BOTH = "both"
+    """Each record from its tree where Spark's JSON reader read it cleanly, else from its VARIANT: `TREE`,
+    `RECORD`, and `CLEAN` saying which."""
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return {ParsePath.TREE: (TREE,), ParsePath.VARIANT: (RECORD,), ParsePath.BOTH: (TREE, RECORD, CLEAN)}[self]
+
+
+@dataclass(frozen=True)
+class RawRecords:
+    """A stream's raw rows, carrying the parse of their records made with the classified lines, if any."""
+
+    rows: DataFrame
+    carried: ParsePath | None = None
+    """The parse columns the rows carry (`stream_records`); None: their records are parsed per stream."""
+
+
+@dataclass(frozen=True)
+class ParsedRecords:
+    """A stream's valid raw rows with each record parsed once (`parse_records`): what every table is built from."""
+
+    rows: DataFrame
+    """Raw ids, extracted at, load ID, file, line (upstream changes), the carried columns and `path.columns`."""
+    path: ParsePath
+    with_lines: bool = False
+    """The parse was made with the classified lines, and is cached with them."""
+
+    def persist(self, level: StorageLevel = StorageLevel.MEMORY_AND_DISK) -> ParsedRecords:
+        return replace(self, rows=self.rows.persist(level))
+
+    def unpersist(self) -> None:
+        self.rows.unpersist()
+
+    def with_rows(self, rows: DataFrame) -> ParsedRecords:
+        """The same parse over `rows`: these rows filtered or joined, their columns kept."""
+        return replace(self, rows=rows)
 
 
 def record_variant(names: SystemNames, stream_schema: StreamSchema) -> Column:
@@ -40,52 +79,64 @@ def record_variant(names: SystemNames, stream_schema: StreamSchema) -> Column:
     return F.try_parse_json(F.col(names.data))
 
 
-def parse_records(raw_df: DataFrame, names: SystemNames, stream_schema: StreamSchema,
-                  carry: Sequence[str | Column] = ()) -> DataFrame:
+def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema: StreamSchema,
+                  carry: Sequence[str | Column] = ()) -> ParsedRecords:
     """Raw rows that are JSON objects: ids, position and the record, parsed once.
 
     A catalog stream's record is read by Spark's JSON reader into `TREE` (the fast path). A record it cannot
-    read cleanly, or that is no VARIANT (duplicate keys: `READABLE` is false when the rows carry it), is
-    cast from its VARIANT into `RECORD` instead, and `CLEAN` says which. Inferred streams always take the
-    VARIANT. Rows that carry their parse (`parsed_columns`, from `with_parsed_records`) are not parsed again.
-    `carry` adds raw columns or expressions over the raw rows.
+    read cleanly, or that is no VARIANT (duplicate keys), is cast from its VARIANT into `RECORD` instead, and
+    `CLEAN` says which. Inferred streams always take the VARIANT. Rows that carry their parse (`RawRecords`
+    from `stream_records`) are not parsed again. `carry` adds raw columns or expressions over the raw rows.
     """
+    records = raw if isinstance(raw, RawRecords) else RawRecords(raw)
+    raw_df = records.rows
     upstream = [names.upstream_changes] if names.upstream_changes in raw_df.columns else []
     keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *upstream, *carry]
     valid = raw_df.where(F.col(names.error).isNull())
     parser = tree_parser(stream_schema)
     if parser is None:
         level = row_level(stream_schema, root_table(stream_schema))
-        return valid.select(*keep, cast_object(record_variant(names, stream_schema), level.fields()).alias(RECORD))
-    if PARSED[0] in raw_df.columns:  # (without `RECORD`: every record was read cleanly)
-        carried = [(c, n) for c, n in zip(PARSED, (TREE, RECORD, CLEAN)) if c in raw_df.columns]
-        return valid.select(*keep, *[F.col(c).alias(n) for c, n in carried])
-    readable = F.col(READABLE) if READABLE in raw_df.columns else record_variant(names, stream_schema).isNotNull()
+        record = cast_object(record_variant(names, stream_schema), level.fields()).alias(RECORD)
+        return ParsedRecords(valid.select(*keep, record), ParsePath.VARIANT)
+    if records.carried is not None:
+        return ParsedRecords(valid.select(*keep, *records.carried.columns), records.carried, with_lines=True)
+    readable = record_variant(names, stream_schema).isNotNull()
     parsed = valid.select(*keep, F.col(names.data), readable.alias(READABLE),
-                          parser.parse(F.col(names.data)).alias(_PARSE))
-    kept = [c for c in parsed.columns if c not in (names.data, READABLE, _PARSE)]
-    return parsed.select(*kept, *_record_columns(parser, stream_schema, F.col(names.data), F.lit(True)))
+                          parser.parse(F.col(names.data)).alias(TREE_PARSE))
+    kept = [c for c in parsed.columns if c not in (names.data, READABLE, TREE_PARSE)]
+    rows = parsed.select(*kept, *_record_columns(parser, stream_schema, F.col(names.data), F.lit(True)))
+    return ParsedRecords(rows, ParsePath.BOTH)
 
 
 def parsed_columns(stream: str) -> tuple[str, str, str]:
-    """The columns of classified lines holding a stream's parse (`with_parsed_records`), as in `PARSED`
-    (named by a digest of the stream name, which may hold dots or backticks)."""
+    """The columns of classified lines holding a stream's parse (`with_parsed_records`): `TREE`, `RECORD` and
+    `CLEAN` of that stream (named by a digest of the stream name, which may hold dots or backticks)."""
     tag = hashlib.sha256(stream.encode("utf-8")).hexdigest()[:16]
-    return f"#tree_{tag}", f"#record_{tag}", f"#clean_{tag}"
+    return f"{TREE}_{tag}", f"{RECORD}_{tag}", f"{CLEAN}_{tag}"
+
+
+def stream_records(stream_lines: DataFrame, names: SystemNames, stream: str, all_clean: bool) -> RawRecords:
+    """The classified lines of one stream (from `with_parsed_records`) -> its raw rows, with the parse made with
+    the lines (`all_clean`: every record was read from its tree, so the tree alone is carried)."""
+    columns = dict(zip((TREE, RECORD, CLEAN), parsed_columns(stream)))
+    if columns[TREE] not in stream_lines.columns:  # a stream the tree cannot read is parsed per stream
+        return RawRecords(raw_rows(stream_lines, names))
+    path = ParsePath.TREE if all_clean else ParsePath.BOTH
+    return RawRecords(raw_rows(stream_lines, names, [F.col(columns[c]).alias(c) for c in path.columns]), path)
 
 
 def with_parsed_records(lines: DataFrame, schemas: dict[str, StreamSchema]) -> DataFrame:
     """Classified lines plus, for each stream the tree can read, its valid records parsed (`parsed_columns`)."""
     parsers = {s: p for s, p in ((s, tree_parser(schema)) for s, schema in schemas.items()) if p is not None}
     is_record = {s: (F.col(KIND) == "record") & (F.col(STREAM) == s) & F.col(ERROR).isNull() for s in parsers}
-    parses = {s: f"{_PARSE}_{i}" for i, s in enumerate(parsers)}
+    parses = {s: f"{TREE_PARSE}_{i}" for i, s in enumerate(parsers)}
     trees = [F.when(is_record[s], p.parse(F.col(TEXT))).alias(parses[s]) for s, p in parsers.items()]
     lines = lines.select("*", *trees)
     columns = []
     for stream, parser in parsers.items():
         parsed = _record_columns(parser, schemas[stream], F.col(TEXT), is_record[stream], parses[stream])
         columns += [c.alias(name) for c, name in zip(parsed, parsed_columns(stream))]
-    return lines.select(*[c for c in lines.columns if not c.startswith(_PARSE)], *columns)
+    return lines.select(*[c for c in lines.columns if not c.startswith(TREE_PARSE)], *columns)
 
 
 def read_from_variant(lines: DataFrame, streams: Sequence[str]) -> Column:
@@ -99,7 +150,7 @@ def read_from_variant(lines: DataFrame, streams: Sequence[str]) -> Column:
 
 
 def _record_columns(parser: TreeParser, schema: StreamSchema, text: Column, is_record: Column,
-                    parse: str = _PARSE) -> list[Column]:
+                    parse: str = TREE_PARSE) -> list[Column]:
     """`TREE`, `RECORD` and `CLEAN` from the tree's parse and `READABLE`: the VARIANT is parsed and cast only
     for a record the tree did not read cleanly."""
     clean = F.col(READABLE) & parser.is_clean(F.col(parse))

@@ -8,6 +8,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
+from normalization_core.transform.keys import key128
 
 FILE, LINE, TEXT, STREAM, ERROR = "file", "line", "text", "stream", "error"
 CONTENT = "content"
@@ -124,8 +125,7 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
 
 def raw_id(load_id: Column, file: Column, line: Column) -> Column:
     """128-bit hex id, deterministic from load ID, file and line."""
-    key = F.concat_ws("\u001f", load_id, file, line.cast("string"))
-    return F.substring(F.sha2(key, 256), 1, 32)
+    return key128(load_id, file, line)
 
 
 def _raw_id_of(lines: DataFrame, load_id: Column) -> Column:

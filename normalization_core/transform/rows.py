@@ -20,7 +20,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.schema.model import StreamSchema, TableSchema, child_tables, root_table
-from normalization_core.transform.typing import SCALAR_LOGICAL_TYPES, cast_object
+from normalization_core.transform.casts import SCALAR_LOGICAL_TYPES, cast_object
+from normalization_core.transform.internal_columns import CORRUPT_RECORD
 
 
 _NATIVE_TYPES: dict[str, T.DataType] = {"bigint": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType()}
@@ -147,7 +148,7 @@ def tree_parser(schema: StreamSchema) -> TreeParser | None:
     root = tree_type(schema, root_table(schema))
     if not isinstance(root, T.StructType):
         return None
-    bad = "#corrupt"
+    bad = CORRUPT_RECORD
     while bad in root.fieldNames():
         bad += "#"
     return TreeParser(T.StructType([*root.fields, T.StructField(bad, T.StringType())]), bad)

@@ -17,12 +17,16 @@ from normalization_core.catalog import StreamSettings, resolve_primary_key
 from normalization_core.columns import SystemNames
 from normalization_core.errors import ConfigError
 from normalization_core.schema.model import TableSchema
-
-RECORD_HASH = "#record_hash"
-"""Column (of parsed raw rows) with the sha256 of the record's canonical JSON."""
-DELETE = "#delete"
-"""Merge source flag: true marks a target row to delete."""
-_CURSOR, _CDC_UPDATED, _CDC_POS, _RANK = "#cursor", "#cdc_updated", "#cdc_pos", "#rank"
+from normalization_core.transform.internal_columns import (
+    CDC_POS,
+    CDC_UPDATED,
+    CURSOR,
+    DELETE,
+    KEY_PART_PREFIX,
+    RANK,
+    RECORD_HASH,
+)
+from normalization_core.transform.keys import KeyEncoding, key128
 
 
 @dataclass(frozen=True)
@@ -58,11 +62,6 @@ def scd_columns(settings: StreamSettings, root: TableSchema) -> ScdColumns:
         cdc_log_pos=by_path.get((C.CDC_LOG_POS,)), cdc_deleted_at=by_path.get((C.CDC_DELETED_AT,)))
 
 
-def hash128(parts: Sequence[Column]) -> Column:
-    """128-bit hex hash of a JSON array of the parts: no two part lists share an encoding (NULL is `null`)."""
-    return F.substring(F.sha2(F.to_json(F.array(*[p.cast("string") for p in parts])), 256), 1, 32)
-
-
 def record_hash(variant: Column, data: Column) -> Column:
     """sha256 of the record's canonical JSON (the VARIANT's, keys sorted), else of its text."""
     return F.sha2(F.coalesce(F.to_json(variant), data), 256)
@@ -74,9 +73,9 @@ def cursor_column(names: SystemNames, cols: ScdColumns) -> Column:
 
 def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, root: str | TableSchema) -> DataFrame:
     """Typed root rows (carrying `RECORD_HASH`) -> unique key, and the version as row key and unique_key_scd."""
-    unique_key = hash128([F.col(k) for k in cols.keys])
+    unique_key = key128(*[F.col(k) for k in cols.keys], encoding=KeyEncoding.JSON_ARRAY)
     extra = [] if cols.cursor else [F.col(names.extracted_at)]
-    version = hash128([unique_key, F.col(RECORD_HASH), *extra])
+    version = key128(unique_key, F.col(RECORD_HASH), *extra, encoding=KeyEncoding.JSON_ARRAY)
     return (typed.withColumn(names.unique_key, unique_key)
             .withColumn(names.row_id(root), version)
             .withColumn(names.unique_key_scd, version)
@@ -86,7 +85,7 @@ def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, ro
 def _order(names: SystemNames, cols: ScdColumns, root: str | TableSchema, newest_first: bool) -> list[Column]:
     """Version order (SPEC §6): cursor (NULL oldest), CDC updated at, CDC log position, extracted at,
     load ID, file, line; the row key last makes it total."""
-    parts = [F.col(_CURSOR), F.col(_CDC_UPDATED), F.col(_CDC_POS), F.col(names.extracted_at),
+    parts = [F.col(CURSOR), F.col(CDC_UPDATED), F.col(CDC_POS), F.col(names.extracted_at),
              F.col(names.load_id), F.col(names.file), F.col(names.line), F.col(names.row_id(root))]
     return [p.desc_nulls_last() if newest_first else p.asc_nulls_first() for p in parts]
 
@@ -95,20 +94,20 @@ def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root
     """All versions of some keys -> their history: one row per row key (the oldest duplicate), with
     valid from / to and is-current recomputed per key."""
     optional = lambda name: F.col(name) if name else F.lit(None)  # noqa: E731
-    ordered = (versions.withColumn(_CURSOR, cursor_column(names, cols))
-               .withColumn(_CDC_UPDATED, optional(cols.cdc_updated_at))
-               .withColumn(_CDC_POS, optional(cols.cdc_log_pos)))
+    ordered = (versions.withColumn(CURSOR, cursor_column(names, cols))
+               .withColumn(CDC_UPDATED, optional(cols.cdc_updated_at))
+               .withColumn(CDC_POS, optional(cols.cdc_log_pos)))
     row_id = names.row_id(root)
     oldest_first = Window.partitionBy(row_id).orderBy(*_order(names, cols, root, newest_first=False))
-    distinct = (ordered.withColumn(_RANK, F.row_number().over(oldest_first))
-                .where(F.col(_RANK) == 1).drop(_RANK))
+    distinct = (ordered.withColumn(RANK, F.row_number().over(oldest_first))
+                .where(F.col(RANK) == 1).drop(RANK))
     newest_first = Window.partitionBy(*cols.keys).orderBy(*_order(names, cols, root, newest_first=True))
     deleted = F.col(cols.cdc_deleted_at).isNotNull() if cols.cdc_deleted_at else F.lit(False)
-    history = (distinct.withColumn(_RANK, F.row_number().over(newest_first))
-               .withColumn(names.valid_from, F.col(_CURSOR))
-               .withColumn(names.valid_to, F.lag(F.col(_CURSOR), 1).over(newest_first))
-               .withColumn(names.is_current, (F.col(_RANK) == 1) & ~deleted))
-    return history.drop(_RANK, _CURSOR, _CDC_UPDATED, _CDC_POS)
+    history = (distinct.withColumn(RANK, F.row_number().over(newest_first))
+               .withColumn(names.valid_from, F.col(CURSOR))
+               .withColumn(names.valid_to, F.lag(F.col(CURSOR), 1).over(newest_first))
+               .withColumn(names.is_current, (F.col(RANK) == 1) & ~deleted))
+    return history.drop(RANK, CURSOR, CDC_UPDATED, CDC_POS)
 
 
 def history_changes(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
@@ -132,8 +131,8 @@ def history_changes(incoming: DataFrame, existing: DataFrame | None, names: Syst
 
 def touched(table: DataFrame, keys: DataFrame, cols: ScdColumns, how: str = "left_semi") -> DataFrame:
     """Rows of `table` whose key is (`left_anti`: is not) one of `keys`, compared column by column."""
-    aliased = keys.select(*[F.col(k).alias(f"#k{i}") for i, k in enumerate(cols.keys)])
-    on = [table[k].eqNullSafe(aliased[f"#k{i}"]) for i, k in enumerate(cols.keys)]
+    aliased = keys.select(*[F.col(k).alias(f"{KEY_PART_PREFIX}{i}") for i, k in enumerate(cols.keys)])
+    on = [table[k].eqNullSafe(aliased[f"{KEY_PART_PREFIX}{i}"]) for i, k in enumerate(cols.keys)]
     return table.join(aliased, on, how)
 
 

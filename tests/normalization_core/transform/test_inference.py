@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from normalization_core.columns import NATIVE as N
 from normalization_core.schema.inference import infer_schema
-from normalization_core.transform.inference import observed_types
+from normalization_core.transform.observed_kinds import observed_types
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import parse_records
 

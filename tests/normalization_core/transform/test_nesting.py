@@ -76,7 +76,7 @@ def expected_rows(names: SystemNames, schema: StreamSchema, table: str, cases: l
 
 
 def assert_tables(spark, names: SystemNames, schema: StreamSchema, records: list[Any], expected: dict) -> None:
-    parsed = parse_records(raw_frame(spark, names, records), names, schema).cache()
+    parsed = parse_records(raw_frame(spark, names, records), names, schema).persist()
     tables = typed_tables(parsed, names, schema)
     assert list(tables) == [t["name"] for t in schema["tables"]]
     assert set(tables) == set(expected)

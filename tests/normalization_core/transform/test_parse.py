@@ -12,9 +12,10 @@ from pyspark.sql import functions as F
 from normalization_core.conventions import system_names
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.transform import parse
+from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE
 from normalization_core.transform.nesting import typed_tables
-from normalization_core.transform.parse import CLEAN, parse_records, with_parsed_records
-from normalization_core.transform.raw import LOAD_ID, READABLE, raw_rows, raw_schema, record_lines
+from normalization_core.transform.parse import ParsePath, parse_records, stream_records, with_parsed_records
+from normalization_core.transform.raw import LOAD_ID, raw_rows, raw_schema, record_lines
 from normalization_core.transform.rows import tree_parser
 
 NAMES = system_names("native")
@@ -29,6 +30,13 @@ def raw_frame(spark, lines: list[str]) -> DataFrame:
     extracted = datetime(2024, 6, 1, tzinfo=timezone.utc)
     rows = [(f"r{i:02d}", "L1", extracted, text, "part.jsonl", i + 1, None) for i, text in enumerate(lines)]
     return spark.createDataFrame(rows, raw_schema(NAMES))
+
+
+def classified_lines(spark, case: dict) -> DataFrame:
+    """The case's records as classified lines of one load (`records` format)."""
+    lines = spark.createDataFrame([("shop", "part.jsonl", i + 1, text) for i, text in enumerate(lines_of(case))],
+                                  "stream string, file string, line long, text string")
+    return record_lines(lines, F.lit(datetime(2024, 6, 1, tzinfo=timezone.utc))).withColumn(LOAD_ID, F.lit("L1"))
 
 
 def table_rows(tables: dict[str, DataFrame]) -> dict[str, list[str]]:
@@ -46,7 +54,7 @@ def case(load_case):
 
 def test_records_the_reader_converts_cleanly_are_read_from_the_tree(spark, case) -> None:
     parsed = parse_records(raw_frame(spark, lines_of(case)), NAMES, case["schema"])
-    clean = [r[CLEAN] for r in parsed.orderBy(NAMES.raw_id).select(CLEAN).collect()]
+    clean = [r[CLEAN] for r in parsed.rows.orderBy(NAMES.raw_id).select(CLEAN).collect()]
     assert clean == [r["clean"] for r in case["records"]]
 
 
@@ -60,13 +68,10 @@ def test_tree_and_variant_give_the_same_tables(spark, case, monkeypatch) -> None
 
 
 def test_records_parsed_with_their_lines_give_the_same_tables(spark, case) -> None:
-    lines = spark.createDataFrame([("shop", "part.jsonl", i + 1, text) for i, text in enumerate(lines_of(case))],
-                                  "stream string, file string, line long, text string")
-    classified = record_lines(lines, F.lit(datetime(2024, 6, 1, tzinfo=timezone.utc))).withColumn(LOAD_ID, F.lit("L1"))
+    classified = classified_lines(spark, case)
     with_trees = with_parsed_records(classified, {"shop": case["schema"]})
-    carried = raw_rows(with_trees, NAMES, [F.col(READABLE), *[F.col(c).alias(n) for c, n in
-                                                              zip(parse.parsed_columns("shop"), parse.PARSED)]])
-    plain = raw_rows(classified, NAMES, [F.col(READABLE)])
+    carried = stream_records(with_trees, NAMES, "shop", all_clean=False)
+    plain = raw_rows(classified, NAMES)
     assert table_rows(typed_tables(parse_records(carried, NAMES, case["schema"]), NAMES, case["schema"])) == \
         table_rows(typed_tables(parse_records(plain, NAMES, case["schema"]), NAMES, case["schema"]))
 
@@ -76,3 +81,16 @@ def test_inferred_streams_and_the_airbyte_layout_have_no_tree() -> None:
     assert tree_parser(schema_from_json_schema("cars", cars, "airbyte")) is None
     assert tree_parser(schema_from_json_schema("cars", cars)) is not None
     assert tree_parser({**schema_from_json_schema("cars", cars), "inferred": True}) is None
+
+
+def test_parsing_says_which_parse_the_records_took(spark, case) -> None:
+    classified = classified_lines(spark, case)
+    with_trees = with_parsed_records(classified, {"shop": case["schema"]})
+    carried = parse_records(stream_records(with_trees, NAMES, "shop", all_clean=True), NAMES, case["schema"])
+    assert (carried.path, carried.with_lines) == (ParsePath.TREE, True)
+    assert carried.rows.columns[-1:] == [TREE]
+    per_stream = parse_records(raw_frame(spark, lines_of(case)), NAMES, case["schema"])
+    assert (per_stream.path, per_stream.with_lines) == (ParsePath.BOTH, False)
+    assert per_stream.rows.columns[-3:] == [TREE, RECORD, CLEAN]
+    inferred = parse_records(raw_frame(spark, lines_of(case)), NAMES, {**case["schema"], "inferred": True})
+    assert (inferred.path, inferred.rows.columns[-1:]) == (ParsePath.VARIANT, [RECORD])

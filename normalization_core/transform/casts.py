@@ -1,40 +1,26 @@
 """Typing leaf values on the executors (SPEC §5.1): `Column -> Column` casts that never fail.
 
 A value that cannot be cast becomes NULL and yields a change `{field, NULLED, DESTINATION_TYPECAST_ERROR}`
-for `_norm_meta.changes`. Sources are the JSON text of a scalar (StringType) or, for JSON text, unions and
-union objects, a VARIANT.
+(`changes`). Sources are the JSON text of a scalar (StringType) or, for JSON text, unions and union objects,
+a VARIANT.
 """
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import reduce
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.schema.model import DATE_TIME_TYPES, FieldSchema, UnionVariant
+from normalization_core.transform.changes import nulled
+from normalization_core.transform.kinds import DATE_ONLY, ISO_DATE, is_present, json_kind
 
-NULLED = "NULLED"
-OWN_REASON = "DESTINATION_"
-"""Reasons of the changes lakenorm makes start so (a producer's own start `SOURCE_`, `PLATFORM_`)."""
-TYPECAST_ERROR = OWN_REASON + "TYPECAST_ERROR"
-CHANGE_TYPE = T.StructType([
-    T.StructField("field", T.StringType()),
-    T.StructField("change", T.StringType()),
-    T.StructField("reason", T.StringType()),
-])
-META_TYPE = T.StructType([T.StructField("changes", T.ArrayType(CHANGE_TYPE))])
-"""`_norm_meta`: `struct<changes: array<struct<field, change, reason>>>`."""
 SCALAR_LOGICAL_TYPES = frozenset({"bigint", "decimal", "double", "boolean", "string", "date", "timestamp",
                                   "timestamp_ntz", "time"})
 """Logical types read from the JSON text of the value; the others are read from a VARIANT."""
 MICROS_PER_DAY = 86_400_000_000
-_ISO_DATE = r"^\s*[+-]?\d{4,6}-\d{1,2}-\d{1,2}"
-"""Timestamps and dates must start with a date: Spark would read `10:00:00` as today at 10:00."""
-_DATE_ONLY = _ISO_DATE + r"\s*$"
 _HAS_ZONE = r"(?i)\d:\d{2}(:\d{2}([.,]\d*)?)?\s*(z|[+-]\d{1,2}(:?\d{2}){0,2}|[a-z][a-z0-9/_+:.-]*)\s*$"
 """A time of day followed by `Z`, an offset or a zone name."""
 _TIME_START = r"^\s*\d{1,2}:\d{2}"
@@ -47,38 +33,6 @@ class Typed:
 
     value: Column
     changes: tuple[Column, ...] = ()
-
-
-def nulled(field: str, failed: Column, reason: str = TYPECAST_ERROR) -> Column:
-    """The change struct where `failed` holds, else NULL."""
-    change = F.struct(F.lit(field).alias("field"), F.lit(NULLED).alias("change"), F.lit(reason).alias("reason"))
-    return F.when(failed, change)
-
-
-def meta_column(changes: Sequence[Column]) -> Column:
-    """`_norm_meta` from change candidates; an empty array when nothing changed."""
-    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
-    if not changes:
-        return F.struct(empty.alias("changes"))
-    # Most rows change nothing: the array and its (interpreted) filter are only built for rows that do.
-    changed = reduce(operator.or_, [change.isNotNull() for change in changes])
-    kept = F.filter(F.array(*changes), lambda change: change.isNotNull())
-    return F.struct(F.when(changed, kept).otherwise(empty).alias("changes"))
-
-
-def with_upstream_changes(meta: Column, upstream: Sequence[str]) -> Column:
-    """`meta` with the producer's own changes (a raw column, when the input kind has them) before lakenorm's,
-    as Airbyte's destinations keep a source's changes in `_airbyte_meta.changes`."""
-    if not upstream:
-        return meta
-    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
-    return F.struct(F.concat(F.coalesce(F.col(upstream[0]).cast(T.ArrayType(CHANGE_TYPE)), empty),
-                             meta.getField("changes")).alias("changes"))
-
-
-def is_present(variant: Column) -> Column:
-    """The VARIANT holds a value other than JSON null."""
-    return variant.isNotNull() & ~F.is_variant_null(variant)
 
 
 def is_integral_number(text: Column) -> Column:
@@ -109,12 +63,12 @@ def to_boolean(text: Column) -> Column:
 
 
 def to_date(text: Column) -> Column:
-    return F.when(text.rlike(_ISO_DATE), text.try_cast(T.DateType()))
+    return F.when(text.rlike(ISO_DATE), text.try_cast(T.DateType()))
 
 
 def to_timestamp_ntz(text: Column) -> Column:
     """Wall-clock time; an offset in the text is ignored."""
-    return F.when(text.rlike(_ISO_DATE), text.try_cast(T.TimestampNTZType()))
+    return F.when(text.rlike(ISO_DATE), text.try_cast(T.TimestampNTZType()))
 
 
 def to_timestamp_utc(text: Column) -> Column:
@@ -124,7 +78,7 @@ def to_timestamp_utc(text: Column) -> Column:
     other sessions only. The zone is the one the cast itself was resolved with, a constant by the time the
     query is planned, so the branch not taken is dropped from the plan.
     """
-    zoned = F.when(text.rlike(_ISO_DATE), text.try_cast(T.TimestampType()))
+    zoned = F.when(text.rlike(ISO_DATE), text.try_cast(T.TimestampType()))
     wall = to_timestamp_ntz(text)
     naive_as_utc = F.make_timestamp(F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall),
                                     F.minute(wall), F.date_part(F.lit("SECOND"), wall), F.lit("UTC"))
@@ -220,16 +174,6 @@ def type_object(variant: Column, fields: list[FieldSchema], field: str) -> Typed
     return Typed(value, tuple(change for t in typed_fields for change in t.changes))
 
 
-def json_kind(variant: Column) -> Column:
-    """`integer`, `number`, `string`, `boolean`, `object`, `array`, or NULL for a missing value or JSON null."""
-    schema = F.schema_of_variant(variant)
-    integral = schema.isin("BIGINT", "INT", "SMALLINT", "TINYINT") | schema.rlike(r"^DECIMAL\(\d+,0\)$")
-    return (F.when(~is_present(variant), F.lit(None).cast("string"))
-            .when(schema.startswith("OBJECT"), "object").when(schema.startswith("ARRAY"), "array")
-            .when(schema == "STRING", "string").when(schema == "BOOLEAN", "boolean")
-            .when(integral, "integer").otherwise("number"))
-
-
 _UNION_PRECEDENCE: list[tuple[str, tuple[str, ...]]] = [
     ("integer", ("integer", "number")), ("number", ("integer", "number")), ("date", ("string",)),
     ("time_without_timezone", ("string",)), ("time_with_timezone", ("string",)),
@@ -250,7 +194,7 @@ def type_union(variant: Column, variants: list[UnionVariant], field: str) -> Typ
         if name in typed:
             fits = kind.isin(*kinds) & typed[name].value.isNotNull()
             if name == "date":
-                fits = fits & text.rlike(_DATE_ONLY)
+                fits = fits & text.rlike(DATE_ONLY)
             chosen = F.when(fits, F.lit(name)).otherwise(chosen)
     members = [F.when(chosen == v["name"], typed[v["name"]].value).alias(v["name"]) for v in variants]
     value = F.when(chosen.isNotNull(), F.struct(chosen.alias("type"), *members))

@@ -13,18 +13,18 @@ from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
 from normalization_core.schema.inference import ARRAY_STEP, EPOCH_FAR, EPOCH_RANGE_SECONDS, KEY_STEP
+from normalization_core.transform.internal_columns import EXTRACTED_AT, OBJECT_KEY, PATH, VALUE, VALUE_KIND
 from normalization_core.transform.kinds import keep_big_integers, value_kind
 
-_PATH, _VALUE, _KIND, _AT = "#path", "#value", "#kind", "#extracted_at"
 _OBJECT = T.MapType(T.StringType(), T.VariantType())
 _ARRAY = T.ArrayType(T.VariantType())
 
 
 def parse_record_variants(raw_rows: DataFrame, names: SystemNames) -> DataFrame:
-    """The valid raw rows' records as one VARIANT column `#value`, big integers kept exact."""
+    """The valid raw rows' records as one VARIANT column `VALUE`, big integers kept exact."""
     return raw_rows.where(F.col(names.error).isNull()).select(
-        F.try_parse_json(keep_big_integers(F.col(names.data))).alias(_VALUE),
-        F.col(names.extracted_at).alias(_AT))
+        F.try_parse_json(keep_big_integers(F.col(names.data))).alias(VALUE),
+        F.col(names.extracted_at).alias(EXTRACTED_AT))
 
 
 def observed_types(raw_rows: DataFrame, names: SystemNames, epochs: bool = False) -> set[tuple[tuple[str, ...], str]]:
@@ -35,13 +35,13 @@ def observed_types(raw_rows: DataFrame, names: SystemNames, epochs: bool = False
     The nesting limit is applied by the layout, which must still see what lies below a limited array.
     """
     frontier = parse_record_variants(raw_rows, names).select(
-        F.array().cast(T.ArrayType(T.StringType())).alias(_PATH), F.col(_VALUE), F.col(_AT))
+        F.array().cast(T.ArrayType(T.StringType())).alias(PATH), F.col(VALUE), F.col(EXTRACTED_AT))
     observed: set[tuple[tuple[str, ...], str]] = set()
     previous: DataFrame | None = None
     while True:
-        level = frontier.select(_PATH, _VALUE, _AT, value_kind(F.col(_VALUE)).alias(_KIND)).persist(
+        level = frontier.select(PATH, VALUE, EXTRACTED_AT, value_kind(F.col(VALUE)).alias(VALUE_KIND)).persist(
             StorageLevel.MEMORY_AND_DISK)
-        seen = level.where(F.col(_KIND).isNotNull()).select(_PATH, _KIND)
+        seen = level.where(F.col(VALUE_KIND).isNotNull()).select(PATH, VALUE_KIND)
         if epochs:
             seen = seen.unionByName(_far_numbers(level))
         seen = seen.distinct()
@@ -59,19 +59,19 @@ def observed_types(raw_rows: DataFrame, names: SystemNames, epochs: bool = False
 
 def _far_numbers(level: DataFrame) -> DataFrame:
     """(path, `EPOCH_FAR`) of the numbers that are not epoch seconds near their record's extracted at."""
-    seconds = F.col(_VALUE).try_cast(T.DoubleType())
-    near = F.abs(seconds - F.unix_timestamp(F.col(_AT))) <= EPOCH_RANGE_SECONDS
-    numbers = level.where(F.col(_KIND).isin("bigint", "double", "decimal"))
-    return numbers.where(~F.coalesce(near, F.lit(False))).select(_PATH, F.lit(EPOCH_FAR).alias(_KIND))
+    seconds = F.col(VALUE).try_cast(T.DoubleType())
+    near = F.abs(seconds - F.unix_timestamp(F.col(EXTRACTED_AT))) <= EPOCH_RANGE_SECONDS
+    numbers = level.where(F.col(VALUE_KIND).isin("bigint", "double", "decimal"))
+    return numbers.where(~F.coalesce(near, F.lit(False))).select(PATH, F.lit(EPOCH_FAR).alias(VALUE_KIND))
 
 
 def _children(level: DataFrame) -> DataFrame:
     """Each object's values under `k:<key>`, each array's elements under `[]`, one level down."""
-    entries = level.where(F.col(_KIND) == "object").select(
-        F.col(_PATH), F.col(_AT), F.explode(F.col(_VALUE).try_cast(_OBJECT)).alias("#key", _VALUE))
-    keys = entries.select(F.concat(F.col(_PATH), F.array(F.concat(F.lit(KEY_STEP), F.col("#key")))).alias(_PATH),
-                          F.col(_VALUE), F.col(_AT))
-    elements = level.where(F.col(_KIND) == "array").select(
-        F.concat(F.col(_PATH), F.array(F.lit(ARRAY_STEP))).alias(_PATH),
-        F.explode(F.col(_VALUE).try_cast(_ARRAY)).alias(_VALUE), F.col(_AT))
+    entries = level.where(F.col(VALUE_KIND) == "object").select(
+        F.col(PATH), F.col(EXTRACTED_AT), F.explode(F.col(VALUE).try_cast(_OBJECT)).alias(OBJECT_KEY, VALUE))
+    keys = entries.select(F.concat(F.col(PATH), F.array(F.concat(F.lit(KEY_STEP), F.col(OBJECT_KEY)))).alias(PATH),
+                          F.col(VALUE), F.col(EXTRACTED_AT))
+    elements = level.where(F.col(VALUE_KIND) == "array").select(
+        F.concat(F.col(PATH), F.array(F.lit(ARRAY_STEP))).alias(PATH),
+        F.explode(F.col(VALUE).try_cast(_ARRAY)).alias(VALUE), F.col(EXTRACTED_AT))
     return keys.unionByName(elements)

@@ -1,0 +1,50 @@
+"""The changes typing records in a row's meta column (`_norm_meta.changes`, SPEC §5.1): a value set to NULL
+is a change `{field, NULLED, reason}`."""
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from functools import reduce
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+NULLED = "NULLED"
+OWN_REASON = "DESTINATION_"
+"""Reasons of the changes lakenorm makes start so (a producer's own start `SOURCE_`, `PLATFORM_`)."""
+TYPECAST_ERROR = OWN_REASON + "TYPECAST_ERROR"
+CHANGE_TYPE = T.StructType([
+    T.StructField("field", T.StringType()),
+    T.StructField("change", T.StringType()),
+    T.StructField("reason", T.StringType()),
+])
+META_TYPE = T.StructType([T.StructField("changes", T.ArrayType(CHANGE_TYPE))])
+"""`_norm_meta`: `struct<changes: array<struct<field, change, reason>>>`."""
+
+
+def nulled(field: str, failed: Column, reason: str = TYPECAST_ERROR) -> Column:
+    """The change struct where `failed` holds, else NULL."""
+    change = F.struct(F.lit(field).alias("field"), F.lit(NULLED).alias("change"), F.lit(reason).alias("reason"))
+    return F.when(failed, change)
+
+
+def meta_column(changes: Sequence[Column]) -> Column:
+    """`_norm_meta` from change candidates; an empty array when nothing changed."""
+    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
+    if not changes:
+        return F.struct(empty.alias("changes"))
+    # Most rows change nothing: the array and its (interpreted) filter are only built for rows that do.
+    changed = reduce(operator.or_, [change.isNotNull() for change in changes])
+    kept = F.filter(F.array(*changes), lambda change: change.isNotNull())
+    return F.struct(F.when(changed, kept).otherwise(empty).alias("changes"))
+
+
+def with_upstream_changes(meta: Column, upstream: Sequence[str]) -> Column:
+    """`meta` with the producer's own changes (a raw column, when the input kind has them) before lakenorm's,
+    as Airbyte's destinations keep a source's changes in `_airbyte_meta.changes`."""
+    if not upstream:
+        return meta
+    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
+    return F.struct(F.concat(F.coalesce(F.col(upstream[0]).cast(T.ArrayType(CHANGE_TYPE)), empty),
+                             meta.getField("changes")).alias("changes"))

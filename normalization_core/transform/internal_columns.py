@@ -1,0 +1,42 @@
+"""Names of the columns the transforms hold intermediate values in: none of them reaches a table.
+
+Each starts with `#`, which no normalized name contains, so none can meet a data or system column. (The
+columns of classified lines, which the input kinds produce and the raw table is built from, are `raw`'s.)
+"""
+from __future__ import annotations
+
+# A record's parse (`parse`, `rows`)
+RECORD = "#record"
+"""A record read from its VARIANT: its top-level object as a positional struct (NULL for a record read
+from the tree)."""
+TREE = "#tree"
+"""A cleanly read record as nested positional structs (`rows.tree_parser`)."""
+CLEAN = "#clean"
+"""The record is in `TREE` (else in `RECORD`)."""
+TREE_PARSE = "#parse"
+"""Spark's JSON reader's parse of a record, before it is known to be clean."""
+CORRUPT_RECORD = "#corrupt"
+"""The field of the tree that Spark's JSON reader fills with a record it could not convert."""
+
+# Typed rows (`nesting`)
+ROW, ELEMENT, INDEX, KEY, PARENT, ROOT, META = "#row", "#element", "#index", "#key", "#parent", "#root", "#meta"
+CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX = "#c", "#t", "#o"
+"""Numbered columns of the typing projections: a change, a scalar's text, a nested object cast once."""
+
+# History of `append_dedup` streams (`scd`, `dedup_load`)
+RECORD_HASH = "#record_hash"
+"""sha256 of the record's canonical JSON."""
+DELETE = "#delete"
+"""Merge source flag: true marks a target row to delete."""
+CURSOR, CDC_UPDATED, CDC_POS, RANK = "#cursor", "#cdc_updated", "#cdc_pos", "#rank"
+KEY_PART_PREFIX = "#k"
+"""Numbered parts of the unique key a join compares."""
+VERSION = "#version"
+"""The row key of the history row a parsed record is."""
+
+# Observed value kinds (`observed_kinds`, `not_null`)
+PATH, VALUE, VALUE_KIND, EXTRACTED_AT, OBJECT_KEY = "#path", "#value", "#kind", "#extracted_at", "#key"
+
+# Counters (`counts`, `discard`)
+NULLED_CHANGES = "#nulled"
+DISCARDED, PARENT_DISCARDED = "#discarded", "#parent_discarded"
