@@ -173,13 +173,14 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     return [done.get(w.load_id, LoadResult(source.name, w.load_id)) for w in wholes]
 
 
-def _load_result(source: SourceConfig, package: LoadPackage, tables: dict[str, str], counts: _Counts,
+def _load_result(source: SourceConfig, package: LoadPackage, raw: dict[str, str], counts: _Counts,
                  plans: dict[str, StreamPlan], typed: dict[tuple[str, str], TypedCounts]) -> LoadResult:
+    """`raw`: each stream's raw table."""
     streams = {}
     for stream in package.streams:
         written = typed.get((package.load_id, stream), TypedCounts({}, {}))
         streams[stream] = StreamResult(
-            stream, tables[stream], counts.lines.get(stream, 0), counts.rejected.get(stream, 0),
+            stream, raw[stream], counts.lines.get(stream, 0), counts.rejected.get(stream, 0),
             package.expected_records.get(stream), written.rows,
             plans[stream].version_hash if stream in plans else None, written.nulled, written.discarded)
     return LoadResult(source.name, package.load_id, streams, counts.quarantined)
