@@ -28,10 +28,11 @@ from normalization_core.config import LakenormConfig, parse_config
 from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
 from normalization_core.io.delta import merged_table_properties, read_table, replace_all
 from normalization_core.io.spark import build_spark_session
+from normalization_core.plan import StreamPlan
 from normalization_core.schema import schema_from_json_schema
+from normalization_core.source_tables import SourceTables
 from normalization_core.transform import raw as R
 from normalization_core.transform.scd import current_columns
-from normalization_core.typed_load import StreamPlan
 
 STREAM = "accounts"
 SCHEMA = {"type": "object", "properties": {
@@ -76,7 +77,7 @@ def apply_update(spark: SparkSession, config: LakenormConfig, keys: int, updates
     p = plan()
     package = raw_rows(spark, updates, keys, 1_000_000, "update", step=max(1, smallest // updates))
     jobs, started = _jobs(spark), time.monotonic()
-    write_dedup_tables(spark, config, config.source("bench"), N, p, package, ["update"])
+    write_dedup_tables(spark, SourceTables.of(config, "bench"), p, package, ["update"])
     return time.monotonic() - started, _jobs(spark) - jobs
 
 

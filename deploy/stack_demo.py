@@ -10,10 +10,10 @@ import boto3
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef  # not exported by dagster 1.13
 
-from normalization_core.cli import list_tables
 from normalization_core.config import load_config
 from normalization_core.io.storage import open_delta_table
 from normalization_core.samples import SampleSpec, write_sample_packages
+from normalization_core.source_tables import SourceTables
 
 MANIFEST = "_manifest.json"
 DONE = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
@@ -60,7 +60,7 @@ def wait_for_runs(stack, load_ids: list[str], timeout: float) -> list[dg.Dagster
 def report_tables(stack) -> None:
     config = load_config(stack.config_file())
     for source in config.sources:
-        for table in list_tables(config, source):
+        for table in SourceTables(config, source).stored_tables():
             path = config.table_path(source.name, table)
             delta = open_delta_table(path, config.storage_options(path))
             rows = sum(delta.get_add_actions(flatten=True).column("num_records").to_pylist())  # log stats

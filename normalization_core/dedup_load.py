@@ -7,14 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
-from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.delta import (
     align_deletion_vectors,
     is_delta_table,
@@ -25,11 +23,12 @@ from normalization_core.io.delta import (
     replace_all,
     run_concurrently,
 )
+from normalization_core.plan import StreamPlan, output_tables
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.model import TableSchema, find_table, root_table
+from normalization_core.source_tables import SourceTables
 from normalization_core.transform.nesting import child_table, typed_root
-from normalization_core.transform.internal_columns import DELETE, RECORD_HASH
-from normalization_core.transform.internal_columns import VERSION as _VERSION
+from normalization_core.transform.internal_columns import DELETE, RECORD_HASH, VERSION
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.scd import (
     ScdColumns,
@@ -43,24 +42,16 @@ from normalization_core.transform.scd import (
     with_version_keys,
 )
 
-if TYPE_CHECKING:
-    from normalization_core.typed_load import StreamPlan
-
-def dedup_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
-    """History first, then current, then the child tables (parents before children)."""
-    root, *children = plan.tables
-    return [names.history_table(root), root, *children]
-
-
-def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                       plan: StreamPlan, raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]) -> dict[str, int]:
+def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
+                       raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]) -> dict[str, int]:
     """Apply loads to the stream's history, current and child tables; returns rows changed per table."""
+    names = source_tables.names
     cols = scd_columns(plan.settings, root_table(plan.schema))
     root, *children = plan.tables
     root_doc = root_table(plan.schema)
-    paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
+    paths = {t: source_tables.path(t) for t in output_tables(plan, names)}
     history_path = paths[names.history_table(root)]
-    props = _aligned_properties(spark, config, source, paths.values())
+    props = aligned_properties(spark, source_tables, paths.values())
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -77,7 +68,7 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
             return current_changes(history, keys, names, cols)
 
         def children_source(versioned: DataFrame, child: str) -> DataFrame:
-            rows = child_table(versioned, names, plan.schema, child, _VERSION)
+            rows = child_table(versioned, names, plan.schema, child, VERSION)
             return rows.withColumn(DELETE, F.lit(False))
 
         changed = {names.history_table(root):
@@ -97,12 +88,13 @@ def write_dedup_tables(spark: SparkSession, config: LakenormConfig, source: Sour
     return changed
 
 
-def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                         plan: StreamPlan, raw_rows: DataFrame) -> dict[str, int]:
+def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
+                         raw_rows: DataFrame) -> dict[str, int]:
     """Replace the stream's history, current and child tables with those of all of `raw_rows` at once."""
+    names = source_tables.names
     root, *children = plan.tables
-    paths = {t: config.table_path(source.name, t) for t in dedup_tables(plan, names)}
-    props = _aligned_properties(spark, config, source, paths.values())
+    paths = {t: source_tables.path(t) for t in output_tables(plan, names)}
+    props = aligned_properties(spark, source_tables, paths.values())
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props)
@@ -110,7 +102,7 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
         current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
         writes = [partial(replace_all, current, paths[root], props)]
         versioned = _with_version(parsed, _version_ids(history, names, root_table(plan.schema)), names)
-        writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, _VERSION), paths[c],
+        writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, VERSION), paths[c],
                            props) for c in children]
         run_concurrently(writes)
     finally:
@@ -118,12 +110,12 @@ def rebuild_dedup_tables(spark: SparkSession, config: LakenormConfig, source: So
     return {t: read_table(spark, p).count() for t, p in paths.items()}
 
 
-def _aligned_properties(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
-                        paths: Iterable[str]) -> dict[str, str]:
+def aligned_properties(spark: SparkSession, source_tables: SourceTables, paths: Iterable[str]) -> dict[str, str]:
     """The stream's existing tables made to use deletion vectors as the source says; properties for new ones."""
+    vectors = source_tables.source.deletion_vectors
     for path in paths:
-        align_deletion_vectors(spark, path, source.deletion_vectors, config.storage_options(path))
-    return merged_table_properties(source.deletion_vectors)
+        align_deletion_vectors(spark, path, vectors, source_tables.storage_options(path))
+    return merged_table_properties(vectors)
 
 
 def scd_history(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan) -> DataFrame:
@@ -147,7 +139,7 @@ def _versions(parsed: ParsedRecords, names: SystemNames, schema: StreamSchema, c
 
 
 def _version_ids(history: DataFrame, names: SystemNames, root: TableSchema) -> DataFrame:
-    return history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(_VERSION))
+    return history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(VERSION))
 
 
 def _with_version(parsed: ParsedRecords, versions: DataFrame, names: SystemNames) -> ParsedRecords:

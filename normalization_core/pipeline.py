@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial, reduce
 
@@ -14,7 +14,6 @@ from pyspark.sql import functions as F
 
 from normalization_core import columns as C
 from normalization_core.columns import SystemNames
-from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.io.delta import is_delta_table, replace_loads, replace_where, run_concurrently
@@ -32,37 +31,15 @@ from normalization_core.io.storage import Landing, StorePath
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.ledger import record_files
-from normalization_core.transform import raw as R
-from normalization_core.transform.counts import NulledCounts
-from normalization_core.transform.discard import DiscardedCounts
-from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
+from normalization_core.load_plans import load_plans
+from normalization_core.plan import StreamPlan, stream_plans
+from normalization_core.results import LoadResult, StreamResult
+from normalization_core.source_tables import SourceTables
 from normalization_core.stream_collisions import raw_tables
 from normalization_core.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
-from normalization_core.typed_load import StreamPlan, TypedCounts, load_plans, stream_plans, write_typed_tables
-
-
-@dataclass(frozen=True)
-class StreamResult:
-    stream: str
-    raw_table: str
-    raw_lines: int
-    rejected_lines: int
-    expected_records: int | None = None
-    typed_rows: dict[str, int] = field(default_factory=dict)
-    """Rows written per typed table (root and children) of this load."""
-    schema_version_hash: str | None = None
-    nulled: dict[str, NulledCounts] = field(default_factory=dict)
-    """NULLED values and rows per typed table written from this load."""
-    discarded: dict[str, DiscardedCounts] = field(default_factory=dict)
-    """Rows and values per typed table the stream's schema contract left out of this load (raw keeps them)."""
-
-
-@dataclass(frozen=True)
-class LoadResult:
-    source: str
-    load_id: str
-    streams: dict[str, StreamResult] = field(default_factory=dict)
-    quarantined_lines: int = 0
+from normalization_core.transform import raw as R
+from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
+from normalization_core.typed_load import TypedCounts, write_typed_tables
 
 
 @dataclass(frozen=True)
@@ -77,30 +54,15 @@ class _Counts:
     """Records per stream that its tree did not read cleanly (typed from their VARIANT)."""
 
 
-def raw_table_name(source: SourceConfig, stream: str) -> str:
-    """The raw table of a stream under the source's convention (`_norm_raw_<stream>`, `_airbyte_raw_<stream>`)."""
-    return raw_tables(source, [stream])[stream]
-
-
-def known_streams(source: SourceConfig, catalog_streams: list[str], config: LakenormConfig | None = None) -> list[str]:
-    """Streams of the catalog, of the configuration's overrides and of the packages landed so far."""
-    landed = source_input(source).landed_streams(config, source)  # type: ignore[arg-type]
-    return sorted(set(catalog_streams) | set(source.streams) | landed)
-
-
 def pending_packages(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> Discovery:
     """Complete packages not yet normalized (plus the rejected ones), in arrival order."""
     kind = source_input(source)
     found = kind.discover(config, source)
     if kind.uses_ledger:  # the file ledger already left out what was normalized
         return found
-    done = normalized_streams(spark, registry_path(config, source))  # complete: every stream registered
+    done = normalized_streams(spark, SourceTables(config, source).registry_path)  # complete: all streams registered
     return Discovery(tuple(p for p in found.packages if not set(p.streams) <= set(done.get(p.load_id, ()))),
                      found.rejected)
-
-
-def registry_path(config: LakenormConfig, source: SourceConfig) -> str:
-    return config.table_path(source.name, system_names(source.convention).registry_table)
 
 
 MAX_LOADS_PER_PASS = 32
@@ -126,11 +88,11 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
     `streams`: normalize those streams of the loads only (`stream_subset`); a load without any of them
     gets an empty result and nothing is written for it.
     """
-    source = config.source(source_name)
+    tables = SourceTables.of(config, source_name)
     packages = []
     for load_id in dict.fromkeys(load_ids):
         try:
-            packages.append(_package(config, source, load_id))
+            packages.append(_package(tables, load_id))
         except UnknownLoadError as err:
             if on_error is None:
                 raise
@@ -140,11 +102,11 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
         chunk = packages[start:start + MAX_LOADS_PER_PASS]
         with small_input_conf(spark, _input_bytes(chunk)):
             try:
-                results += _normalize_pass(spark, config, source, chunk, streams)
+                results += _normalize_pass(spark, tables, chunk, streams)
             except PackageError:
                 if len(chunk) == 1 and on_error is None:
                     raise
-                results += _load_by_load(spark, config, source, chunk, on_error, streams)
+                results += _load_by_load(spark, tables, chunk, on_error, streams)
     return results
 
 
@@ -161,13 +123,13 @@ def _size(path: Landing) -> int:
     return path.size() if isinstance(path, StorePath) else os.path.getsize(path)
 
 
-def _load_by_load(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],
+def _load_by_load(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage],
                   on_error: Callable[[str, LakenormError], None] | None,
                   streams: Sequence[str] | None) -> list[LoadResult]:
     results = []
     for package in packages:
         try:
-            results += _normalize_pass(spark, config, source, [package], streams)
+            results += _normalize_pass(spark, tables, [package], streams)
         except LakenormError as err:
             if on_error is None:
                 raise
@@ -175,49 +137,50 @@ def _load_by_load(spark: SparkSession, config: LakenormConfig, source: SourceCon
     return results
 
 
-def _package(config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage:
-    package = source_input(source).find(config, source, load_id)
+def _package(tables: SourceTables, load_id: str) -> LoadPackage:
+    source = tables.source
+    package = source_input(source).find(tables.config, source, load_id)
     if package is None:
         raise UnknownLoadError(source.name, load_id, str(source.landing))
     return package
 
 
-def _normalize_pass(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
-                    wholes: list[LoadPackage], streams: Sequence[str] | None = None) -> list[LoadResult]:
+def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[LoadPackage],
+                    streams: Sequence[str] | None = None) -> list[LoadResult]:
+    source, names = tables.source, tables.names
     packages = wholes if streams is None else [p for p in (only_streams(w, streams) for w in wholes) if p]
     if not packages:
         return [LoadResult(source.name, w.load_id) for w in wholes]
-    names = system_names(source.convention)
-    tables = {s: t for p in packages for s, t in _raw_tables(source, p).items()}
-    catalog = {s: p.schema for s, p in stream_plans(source).items() if s in tables}
-    dropped = {w.load_id: sorted(set(w.streams) - set(tables)) for w in wholes}
+    raw = {s: t for p in packages for s, t in _raw_tables(source, p).items()}
+    catalog = {s: p.schema for s, p in stream_plans(source).items() if s in raw}
+    dropped = {w.load_id: sorted(set(w.streams) - set(raw)) for w in wholes}
     classified = _classified_lines(spark, source, packages, dropped)
     lines = with_parsed_records(classified, catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _count_lines(packages, lines, list(catalog))
-        writes = [partial(_write_raw, config, source, names, lines, _loads_with(packages, s), s, t)
-                  for s, t in tables.items()]
-        writes.append(partial(_write_quarantine, spark, config, source, names, packages, lines,
+        writes = [partial(_write_raw, tables, lines, _loads_with(packages, s), s, t) for s, t in raw.items()]
+        writes.append(partial(_write_quarantine, spark, tables, packages, lines,
                               sum(c.quarantined for c in counts.values()), streams is not None))
         # schemas first: a load a frozen schema contract refuses fails before anything is committed
-        plans = load_plans(spark, config, source, list(tables), partial(_stream_rows, lines, names))
+        plans = load_plans(spark, tables, list(raw), partial(_stream_rows, lines, names))
         run_concurrently(writes)
-        typed = _write_typed(spark, config, source, names, packages, lines, plans, counts)
+        typed = _write_typed(spark, tables, packages, lines, plans, counts)
     finally:
         lines.unpersist()
-    results = [_load_result(source, p, tables, counts[p.load_id], plans, typed) for p in packages]
-    _register(spark, config, source, packages, results, counts, wholes, streams)
+    results = [_load_result(source, p, raw, counts[p.load_id], plans, typed) for p in packages]
+    _register(spark, tables, packages, results, counts, wholes, streams)
     done = {r.load_id: r for r in results}
     return [done.get(w.load_id, LoadResult(source.name, w.load_id)) for w in wholes]
 
 
-def _load_result(source: SourceConfig, package: LoadPackage, tables: dict[str, str], counts: _Counts,
+def _load_result(source: SourceConfig, package: LoadPackage, raw: dict[str, str], counts: _Counts,
                  plans: dict[str, StreamPlan], typed: dict[tuple[str, str], TypedCounts]) -> LoadResult:
+    """`raw`: each stream's raw table."""
     streams = {}
     for stream in package.streams:
         written = typed.get((package.load_id, stream), TypedCounts({}, {}))
         streams[stream] = StreamResult(
-            stream, tables[stream], counts.lines.get(stream, 0), counts.rejected.get(stream, 0),
+            stream, raw[stream], counts.lines.get(stream, 0), counts.rejected.get(stream, 0),
             package.expected_records.get(stream), written.rows,
             plans[stream].version_hash if stream in plans else None, written.nulled, written.discarded)
     return LoadResult(source.name, package.load_id, streams, counts.quarantined)
@@ -227,9 +190,9 @@ def _loads_with(packages: list[LoadPackage], stream: str) -> list[str]:
     return [p.load_id for p in packages if stream in p.streams]
 
 
-def _write_raw(config: LakenormConfig, source: SourceConfig, names: SystemNames, lines: DataFrame,
-               load_ids: list[str], stream: str, table: str) -> None:
-    replace_loads(_stream_rows(lines, names, stream), config.table_path(source.name, table), names.load_id, load_ids)
+def _write_raw(tables: SourceTables, lines: DataFrame, load_ids: list[str], stream: str, table: str) -> None:
+    names = tables.names
+    replace_loads(_stream_rows(lines, names, stream), tables.path(table), names.load_id, load_ids)
 
 
 def _stream_rows(lines: DataFrame, names: SystemNames, stream: str) -> DataFrame:
@@ -244,9 +207,8 @@ def _stream_lines(lines: DataFrame, stream: str, load_ids: Sequence[str] | None 
     return stream_lines.where(F.col(R.LOAD_ID).isin(list(load_ids)))
 
 
-def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                 packages: list[LoadPackage], lines: DataFrame, plans: dict[str, StreamPlan],
-                 counts: dict[str, _Counts]) -> dict[tuple[str, str], TypedCounts]:
+def _write_typed(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], lines: DataFrame,
+                 plans: dict[str, StreamPlan], counts: dict[str, _Counts]) -> dict[tuple[str, str], TypedCounts]:
     """Counts per (load ID, stream). `overwrite` writes the newest of the loads, and only if no newer
     load was normalized before."""
     typed = {}
@@ -254,14 +216,14 @@ def _write_typed(spark: SparkSession, config: LakenormConfig, source: SourceConf
         load_ids = _loads_with(packages, stream)
         if not load_ids:
             continue
-        if plan.settings.destination_sync_mode == "overwrite":
+        if plan.mode == "overwrite":
             newest = max((p for p in packages if stream in p.streams), key=lambda p: p.arrival_key)
-            if not is_newest_load(spark, registry_path(config, source), stream, newest.arrival_key):
+            if not is_newest_load(spark, tables.registry_path, stream, newest.arrival_key):
                 continue
             load_ids = [newest.load_id]
         all_clean = not any(counts[load_id].from_variant.get(stream, 0) for load_id in load_ids)
-        rows = stream_records(_stream_lines(lines, stream, load_ids), names, stream, all_clean)
-        written = write_typed_tables(spark, config, source, names, plan, rows, load_ids)
+        rows = stream_records(_stream_lines(lines, stream, load_ids), tables.names, stream, all_clean)
+        written = write_typed_tables(spark, tables, plan, rows, load_ids)
         typed.update({(load_id, stream): counts for load_id, counts in written.items()})
     return typed
 
@@ -318,11 +280,11 @@ def _package_counts(package: LoadPackage, rows: list) -> _Counts:
     )
 
 
-def _write_quarantine(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                      packages: list[LoadPackage], lines: DataFrame, quarantined: int, some_streams: bool) -> None:
+def _write_quarantine(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], lines: DataFrame,
+                      quarantined: int, some_streams: bool) -> None:
     """Lines of no stream (not an Airbyte message) are kept per source, never dropped; a pass over some
     streams rewrites the lines of the files it read only."""
-    path = config.table_path(source.name, names.quarantine_table)
+    names, path = tables.names, tables.quarantine_path
     if quarantined == 0 and not is_delta_table(spark, path):
         return
     rows = R.raw_rows(lines.where(F.col(R.KIND) == "quarantine"), names)
@@ -332,23 +294,22 @@ def _write_quarantine(spark: SparkSession, config: LakenormConfig, source: Sourc
         replace_loads(rows, path, names.load_id, [p.load_id for p in packages])
 
 
-def _register(spark: SparkSession, config: LakenormConfig, source: SourceConfig, packages: list[LoadPackage],
-              results: list[LoadResult], counts: dict[str, _Counts], wholes: list[LoadPackage],
-              streams: Sequence[str] | None) -> None:
+def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], results: list[LoadResult],
+              counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None) -> None:
+    source = tables.source
     records = _load_records(source, packages, results, counts)
     complete, complete_records = [p.load_id for p in packages], records
     if streams is not None:  # a load is complete once every stream of its whole package is registered
-        registered = normalized_streams(spark, registry_path(config, source), [p.load_id for p in packages])
+        registered = normalized_streams(spark, tables.registry_path, [p.load_id for p in packages])
         complete, complete_records = complete_loads(wholes, records, registered)
-    names = system_names(source.convention)
-    if names.dlt_system_tables and complete:  # (before the registry, which marks the loads done)
-        record_dlt_loads(spark, config.table_path(source.name, names.loads_table), complete_records)
-    record_loads(spark, registry_path(config, source), [p.load_id for p in packages], records,
+    if tables.names.dlt_system_tables and complete:  # (before the registry, which marks the loads done)
+        record_dlt_loads(spark, tables.loads_path, complete_records)
+    record_loads(spark, tables.registry_path, [p.load_id for p in packages], records,
                  None if streams is None else list(streams))
     if source_input(source).uses_ledger:  # after the registry: a crash in between re-runs the same load ID
         for package in wholes:
             if package.load_id in complete:
-                record_files(spark, ledger_path(config, source), package.load_id, package.entries)
+                record_files(spark, ledger_path(tables.config, source), package.load_id, package.entries)
 
 
 def _load_records(source: SourceConfig, packages: list[LoadPackage], results: list[LoadResult],

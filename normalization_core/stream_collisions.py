@@ -4,7 +4,7 @@ Under `airbyte` they are disambiguated as Airbyte's table name registry does: ev
 name gets Airbyte's hashed name (`<stream>_<3-hex sha1>` for a root, `<parent>_<hash>_<child>` for a
 nested table, the hash over the stream's namespace and JSON path), and the collision is recorded in
 each stream's schema (`collisions`, `table: null`), hence in the schema versions and the run metadata.
-Under `native` and `dlt` such streams are still refused (`typed_load.check_distinct_tables`).
+Under `native` and `dlt` such streams are still refused (`plan.check_distinct_tables`).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from normalization_core.naming.airbyte import hash_json_path, transform_standard
 from normalization_core.schema.model import CollisionDoc, StreamSchema, TableSchema
 
 if TYPE_CHECKING:
-    from normalization_core.typed_load import StreamPlan
+    from normalization_core.plan import StreamPlan
 
 
 def disambiguate_tables(source: SourceConfig, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:

@@ -6,17 +6,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from normalization_core import cli as core_cli
-from normalization_core.samples import SampleSpec
-
-
-def add_demo_command(sub: argparse._SubParsersAction) -> None:
-    demo = sub.add_parser("demo", help="write sample packages under .lakenorm/ and run them through Dagster")
-    demo.add_argument("--root", default=".lakenorm", help="folder for packages, tables and the Dagster home")
-    demo.add_argument("--packages", type=int, default=3, help="how many sample load packages")
-    demo.add_argument("--land-only", action="store_true",
-                      help="only land the missing packages; the landing sensor of a running `make ui` runs them")
-    demo.set_defaults(run=cmd_demo)
+from normalization_core.api import SampleSpec
+from normalization_core.commands import CORE_COMMANDS, Command, option
+from normalization_core.commands import main as run_commands
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -26,8 +18,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.root), spec, land_only=args.land_only)
 
 
+DEMO = Command("demo", "write sample packages under .lakenorm/ and run them through Dagster", cmd_demo, (
+    option("--root", default=".lakenorm", help="folder for packages, tables and the Dagster home"),
+    option("--packages", type=int, default=3, help="how many sample load packages"),
+    option("--land-only", action="store_true",
+           help="only land the missing packages; the landing sensor of a running `make ui` runs them"),
+))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    return core_cli.main(argv, extend=add_demo_command)
+    return run_commands(argv, (*CORE_COMMANDS, DEMO))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.config import CONFIG_ENV, DEFAULT_CONFIG_FILE, LakenormConfig, load_config
+from normalization_core.api import CONFIG_ENV, DEFAULT_CONFIG_FILE, LakenormConfig, load_config
 from pipeline_assets.factories import build_source_definitions
 from pipeline_assets.resources import SparkSessionResource
 

@@ -11,11 +11,16 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
-from normalization_core.cli import list_tables
-from normalization_core.config import LakenormConfig, load_config
-from normalization_core.io.delta import read_table
-from normalization_core.io.spark import spark_session
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.api import (
+    LakenormConfig,
+    SampleSpec,
+    SourceTables,
+    load_config,
+    read_table,
+    spark_session,
+    write_catalog,
+    write_sample_packages,
+)
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import source_job_name
 
@@ -95,8 +100,9 @@ def run_demo(root: Path, spec: SampleSpec, land_only: bool = False) -> int:
         if not runs:
             print("no new load packages: every sample package is already registered")
         for source in config.sources:
-            for table in list_tables(config, source):
-                rows = read_table(spark, config.table_path(source.name, table)).count()
+            tables = SourceTables(config, source)
+            for table in tables.stored_tables():
+                rows = read_table(spark, tables.path(table)).count()
                 print(f"{source.name}.{table:<40} {rows:>8} rows")
     print(f"demo finished in {time.monotonic() - started:.0f} s; tables under {config.warehouse}")
     print(f"open the UI: make ui  (or cd {root / 'dagster_home'} && DAGSTER_HOME=$PWD "

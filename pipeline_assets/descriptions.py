@@ -6,8 +6,7 @@ The configuration has no owners, so assets declare none.
 """
 from __future__ import annotations
 
-from normalization_core.config import SourceConfig
-from normalization_core.typed_load import StreamPlan
+from normalization_core.api import SourceConfig, StreamPlan
 
 DISPOSITIONS = {
     "append": "each load's rows are appended",
@@ -25,7 +24,7 @@ def stream_facts(source: SourceConfig, plan: StreamPlan | None) -> str:
     lines = [f"- Source `{source.name}`, packages landing in `{source.landing}`",
              f"- Naming convention: `{source.convention}`"]
     if plan is not None:
-        mode = plan.settings.destination_sync_mode
+        mode = plan.mode
         lines += [f"- Primary key: `{_paths(plan.settings.primary_key)}`",
                   f"- Cursor: `{_paths([plan.settings.cursor_field] if plan.settings.cursor_field else [])}`",
                   f"- Disposition: `{mode}` ({DISPOSITIONS.get(mode, mode)})"]
@@ -48,7 +47,7 @@ def typed_description(source: SourceConfig, plan: StreamPlan, table: str, parent
     stream = plan.settings.name
     if table == plan.tables[0]:
         kind = (f"Current table of stream `{stream}` (newest version of each key)"
-                if plan.settings.destination_sync_mode == "append_dedup" else f"Root table of stream `{stream}`")
+                if plan.mode == "append_dedup" else f"Root table of stream `{stream}`")
     else:
         kind = f"Child table of stream `{stream}`: one row per element of a nested list, keyed to its parent row"
     return f"{kind}. Built from `{parent}`.\n\n{stream_facts(source, plan)}"
@@ -58,5 +57,5 @@ def stream_tags(source: SourceConfig, plan: StreamPlan | None, layer: str) -> di
     """`layer`: raw, history, root or child."""
     tags = {"lakenorm/convention": source.convention, "lakenorm/layer": layer}
     if plan is not None:
-        tags["lakenorm/disposition"] = plan.settings.destination_sync_mode
+        tags["lakenorm/disposition"] = plan.mode
     return tags

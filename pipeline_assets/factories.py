@@ -4,45 +4,55 @@ from dataclasses import replace
 
 import dagster as dg
 from pyspark.sql import SparkSession
-from pyspark.sql import types as T
 
-from normalization_core.catalog import source_catalog
-from normalization_core.columns import SystemNames
-from normalization_core.conventions import system_names
-from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.io.registry import normalized_streams
-from normalization_core.pipeline import LoadResult, known_streams, normalize_loads, raw_table_name, registry_path
-from normalization_core.registered import registered_results
-from normalization_core.schema.model import find_table
-from normalization_core.transform.raw import raw_schema
-from normalization_core.typed_load import StreamPlan, asset_stream_plans
-from pipeline_assets.checks import check_results, check_specs
+from normalization_core.api import (
+    LakenormConfig,
+    LoadResult,
+    SourceConfig,
+    SourceTables,
+    StreamPlan,
+    asset_stream_plans,
+    find_table,
+    history_table,
+    known_streams,
+    normalize_loads,
+    raw_schema,
+    registered_load_ids,
+    registered_results,
+    system_names,
+)
+from pipeline_assets.asset_checks import check_results, check_specs
 from pipeline_assets.descriptions import history_description, raw_description, stream_tags, typed_description
-from pipeline_assets.metadata import column_json_paths, column_lineage, raw_load_counts, table_state, typed_load_counts
+from pipeline_assets.metadata import (
+    column_json_paths,
+    column_lineage,
+    column_schema,
+    document_columns,
+    raw_load_counts,
+    spark_columns,
+    table_state,
+    typed_load_counts,
+)
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
-from pipeline_assets.schedules import build_schedules, source_tables
+from pipeline_assets.schedules import build_schedules, maintained_tables
 from pipeline_assets.sensors import build_landing_sensor
 from pipeline_assets.system_tables import observe_job, rebuild_job, system_table_assets
 
 
-def table_schema(schema: T.StructType) -> dg.TableSchema:
-    return dg.TableSchema(columns=[dg.TableColumn(f.name, f.dataType.simpleString()) for f in schema.fields])
-
-
-def raw_asset_specs(config: LakenormConfig, source: SourceConfig, streams: list[str],
+def raw_asset_specs(tables: SourceTables, streams: list[str],
                     plans: dict[str, StreamPlan] | None = None) -> dict[str, dg.AssetSpec]:
-    names = system_names(source.convention)
+    source = tables.source
+    columns = column_schema(spark_columns(raw_schema(tables.names)))
     specs = {}
     for stream in streams:
-        table = raw_table_name(source, stream)
+        table = tables.raw_table(stream)
         specs[stream] = dg.AssetSpec(
             [source.name, table], skippable=True, group_name=source.name, kinds={"spark", "delta"},
             description=raw_description(source, stream, (plans or {}).get(stream)),
             tags=stream_tags(source, (plans or {}).get(stream), "raw"),
             metadata={"dagster/table_name": f"{source.name}.{table}",
-                      "dagster/uri": config.table_path(source.name, table),
-                      "dagster/column_schema": table_schema(raw_schema(names)), "stream": stream},
+                      "dagster/uri": tables.path(table), "dagster/column_schema": columns, "stream": stream},
         )
     return specs
 
@@ -54,8 +64,7 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
     (on their parent)."""
     specs = {}
     for stream, plan in plans.items():
-        dedup = plan.settings.destination_sync_mode == "append_dedup"
-        history = _history_spec(source, plan, raw[stream]) if dedup else None
+        history = _history_spec(source, plan, raw[stream]) if plan.mode == "append_dedup" else None
         if history is not None:
             specs[(stream, history.key.path[-1])] = history
         for table in plan.schema["tables"]:
@@ -63,14 +72,14 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
             upstream = raw[stream].key if parent is None else dg.AssetKey([source.name, parent])
             if history is not None and parent in (None, plan.tables[0]):
                 upstream = history.key
-            columns = dg.TableSchema(columns=[dg.TableColumn(c["name"], c["data_type"]) for c in table["columns"]])
+            columns = column_schema(document_columns(table))
             specs[(stream, table["name"])] = dg.AssetSpec(
                 [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
                 kinds={"spark", "delta"},
                 description=typed_description(source, plan, table["name"], upstream.path[-1]),
                 tags=stream_tags(source, plan, "child" if parent else "root"),
                 metadata={"dagster/table_name": f"{source.name}.{table['name']}", "dagster/column_schema": columns,
-                          "stream": stream, "write_disposition": plan.settings.destination_sync_mode,
+                          "stream": stream, "write_disposition": plan.mode,
                           **name_collisions(plan, table["name"])},
             )
     return specs
@@ -85,8 +94,8 @@ def name_collisions(plan: StreamPlan, table: str) -> dict:
 
 def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> dg.AssetSpec:
     root = plan.schema["tables"][0]
-    table = system_names(source.convention).history_table(root["name"])
-    columns = dg.TableSchema(columns=[dg.TableColumn(c["name"], c["data_type"]) for c in root["columns"]])
+    table = history_table(plan, system_names(source.convention))
+    columns = column_schema(document_columns(root))
     return dg.AssetSpec(
         [source.name, table], deps=[raw.key], skippable=True, group_name=source.name, kinds={"spark", "delta"},
         description=history_description(source, plan), tags=stream_tags(source, plan, "history"),
@@ -95,12 +104,15 @@ def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> 
     )
 
 
-def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.AssetsDefinition:
-    """One op reads a package once and writes every table of its streams: raw, typed root, children."""
-    plans = {s: p for s, p in asset_stream_plans(config, source).items() if s in streams}
-    raw = raw_asset_specs(config, source, streams, plans)
+def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str],
+                        known_plans: dict[str, StreamPlan] | None = None) -> dg.AssetsDefinition:
+    """One op reads a package once and writes every table of its streams: raw, typed root, children.
+    `known_plans`: the source's `asset_stream_plans`, when the caller has read them already."""
+    tables = SourceTables(config, source)
+    every_plan = asset_stream_plans(tables) if known_plans is None else known_plans
+    plans = {s: p for s, p in every_plan.items() if s in streams}
+    raw = raw_asset_specs(tables, streams, plans)
     typed = typed_asset_specs(source, plans, raw)
-    names = system_names(source.convention)
 
     @dg.multi_asset(
         name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
@@ -113,30 +125,31 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         stream_of = {spec.key: s for s, spec in raw.items()} | {spec.key: s for (s, _), spec in typed.items()}
         selected = sorted({stream_of[k] for k in context.selected_asset_keys})
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
-        results = run_streams(context, spark.spark, config, source, streams, selected, checked)
+        results = run_streams(context, spark.spark, tables, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
             if per_load is not None and spec.key in context.selected_asset_keys:
-                state = table_state(spark.spark, config.table_path(source.name, raw_table_name(source, stream)))
+                state = table_state(spark.spark, tables.raw_path(stream))
                 yield materialize_per_load(context, spec.key, per_load, state)
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
             if per_load is not None and spec.key in context.selected_asset_keys:
-                state = typed_table_metadata(spark.spark, config, source, names, plans[stream], table)
+                state = typed_table_metadata(spark.spark, tables, plans[stream], table)
                 yield materialize_per_load(context, spec.key, per_load, state)
-        for result in check_results(spark.spark, config, source, names, plans, results):
+        for result in check_results(spark.spark, tables, plans, results):
             if dg.AssetCheckKey(result.asset_key, result.check_name) in context.selected_asset_check_keys:
                 yield result
 
     return normalize
 
 
-def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, config: LakenormConfig,
-                source: SourceConfig, streams: list[str], selected: list[str], checked: list[str]) -> list[LoadResult]:
+def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, tables: SourceTables,
+                streams: list[str], selected: list[str], checked: list[str]) -> list[LoadResult]:
     """Normalize the run's loads for the `selected` streams (a stream is the unit: selecting any of its
     tables writes all of them; other streams are neither read nor written); `checked` streams (checks
     selected without their assets) are only read back from the registry, for their checks."""
-    loads = run_load_ids(context) or registered_load_ids(spark, config, source)
+    config, source = tables.config, tables.source
+    loads = run_load_ids(context) or registered_load_ids(spark, tables)
     results = []
     if selected:
         context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")
@@ -158,10 +171,6 @@ def run_load_ids(context: dg.AssetExecutionContext) -> list[str] | None:
         return None
 
 
-def registered_load_ids(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> list[str]:
-    return sorted(normalized_streams(spark, registry_path(config, source)))
-
-
 def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[LoadResult]:
     """One result per load: the streams of both (each stream is in one of them only)."""
     if not first:
@@ -171,15 +180,14 @@ def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[Loa
             for r in first]
 
 
-def typed_table_metadata(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                         plan: StreamPlan, table: str) -> dict:
-    root, history = plan.tables[0], None
-    doc = find_table(plan.schema, root if table == names.history_table(root) else table)  # history: root's columns
-    if plan.settings.destination_sync_mode == "append_dedup" and table != names.history_table(root):
-        history = names.history_table(root)  # the graph's parent of the current table and the root's children
-    raw_key = dg.AssetKey([source.name, raw_table_name(source, plan.settings.name)])
-    return {**table_state(spark, config.table_path(source.name, table), column_json_paths(plan.schema, doc)),
-            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name, history),
+def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: StreamPlan, table: str) -> dict:
+    source, names = tables.source, tables.names
+    history = history_table(plan, names)
+    doc = find_table(plan.schema, plan.tables[0] if table == history else table)  # history: root's columns
+    parent = None if table == history else history  # the graph's parent of the current table and root's children
+    raw_key = dg.AssetKey([source.name, tables.raw_table(plan.settings.name)])
+    return {**table_state(spark, tables.path(table), column_json_paths(plan.schema, doc)),
+            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name, parent),
             **name_collisions(plan, doc["name"])}
 
 
@@ -198,14 +206,15 @@ def source_job_name(source: SourceConfig) -> str:
 
 def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg.Definitions:
     """Everything of one source: raw assets, the job that normalizes a load and the landing sensor."""
-    streams = known_streams(source, list(source_catalog(source)), config)
+    streams = known_streams(config, source)
     if not streams:
         return dg.Definitions(sensors=[build_landing_sensor(config, source, job=None)])
-    assets = build_source_assets(config, source, streams)
+    tables = SourceTables(config, source)
+    plans = asset_stream_plans(tables)
+    assets = build_source_assets(config, source, streams, plans)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
-    plans = asset_stream_plans(config, source)
-    jobs, schedules = build_schedules(config, source, source_tables(source, streams, plans), job)
+    jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), job)
     rebuild = rebuild_job(config, source, [s for s in streams if s in plans])
     system = system_table_assets(config, source)
     return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],

@@ -6,15 +6,24 @@ counters the pipeline gathered while writing. Nothing here reads table data.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import dagster as dg
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from normalization_core.columns import SystemNames
-from normalization_core.io.maintenance import table_row_count, table_schema
-from normalization_core.pipeline import LoadResult, StreamResult
-from normalization_core.schema.model import StreamSchema, TableSchema, find_table, lineage, root_table
+from normalization_core.api import (
+    LoadResult,
+    StreamResult,
+    StreamSchema,
+    SystemNames,
+    TableSchema,
+    find_table,
+    lineage,
+    root_table,
+    table_row_count,
+    table_schema,
+)
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -35,13 +44,23 @@ def column_json_paths(schema: StreamSchema, table: TableSchema) -> dict[str, str
     return {c["name"]: rows + json_path(c["path"]) for c in table["columns"]}
 
 
-def column_schema(spark_schema: T.StructType, json_paths: dict[str, str] | None = None) -> dg.TableSchema:
-    """The table's actual columns and types; data columns say which JSON path they come from."""
+def column_schema(columns: Iterable[tuple[str, str]], json_paths: dict[str, str] | None = None) -> dg.TableSchema:
+    """Dagster's schema of (name, type) columns; with `json_paths`, data columns say which JSON path they
+    come from. The one place a `dg.TableSchema` is built."""
     paths = json_paths or {}
     return dg.TableSchema(columns=[
-        dg.TableColumn(f.name, f.dataType.simpleString(),
-                       description=f"from {paths[f.name]}" if f.name in paths else None)
-        for f in spark_schema.fields])
+        dg.TableColumn(name, data_type, description=f"from {paths[name]}" if name in paths else None)
+        for name, data_type in columns])
+
+
+def spark_columns(schema: T.StructType) -> list[tuple[str, str]]:
+    """A Spark schema's (name, type) columns, types as Spark spells them (`bigint`, `array<string>`)."""
+    return [(f.name, f.dataType.simpleString()) for f in schema.fields]
+
+
+def document_columns(table: TableSchema) -> list[tuple[str, str]]:
+    """A table document's (name, type) data columns."""
+    return [(c["name"], c["data_type"]) for c in table["columns"]]
 
 
 def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames, raw_key: dg.AssetKey,
@@ -82,7 +101,7 @@ def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames,
 def table_state(spark: SparkSession, path: str, json_paths: dict[str, str] | None = None) -> dict:
     """Rows and schema of the table after the run, from Delta metadata."""
     return {"dagster/row_count": table_row_count(spark, path),
-            "dagster/column_schema": column_schema(table_schema(spark, path), json_paths)}
+            "dagster/column_schema": column_schema(spark_columns(table_schema(spark, path)), json_paths)}
 
 
 def typed_load_counts(results: list[LoadResult], stream: str, table: str) -> dict[str, dict] | None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from normalization_core.config import SourceConfig
+from normalization_core.api import SourceConfig
 
 
 def load_ids_partitions(source: SourceConfig) -> dg.DynamicPartitionsDefinition:

@@ -8,7 +8,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 from pyspark.sql import SparkSession
 
-from normalization_core.io.spark import spark_session
+from normalization_core.api import spark_session
 
 
 class SparkSessionResource(dg.ConfigurableResource):

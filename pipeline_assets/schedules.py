@@ -2,28 +2,28 @@
 
 import dagster as dg
 
-from normalization_core.conventions import system_names
-from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.io.maintenance import maintain_tables
-from normalization_core.pipeline import raw_table_name
-from normalization_core.typed_load import StreamPlan
+from normalization_core.api import (
+    LakenormConfig,
+    SourceConfig,
+    SourceTables,
+    StreamPlan,
+    maintain_tables,
+    output_tables,
+)
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.sensors import load_run_requests, new_load_ids
 
 MAINTENANCE_CRON = "0 3 * * *"
 POLLING_CRON = "*/5 * * * *"
-HISTORY_SUFFIX = "_scd"
 
 
-def source_tables(source: SourceConfig, streams: list[str], plans: dict[str, StreamPlan]) -> list[str]:
+def maintained_tables(source_tables: SourceTables, streams: list[str], plans: dict[str, StreamPlan]) -> list[str]:
     """Every table a source may have: raw, typed, history, and the source's system tables."""
-    names = system_names(source.convention)
-    tables = [raw_table_name(source, s) for s in streams]
+    names = source_tables.names
+    tables = [source_tables.raw_table(s) for s in streams]
     for plan in plans.values():
-        tables.extend(plan.tables)
-        if plan.settings.destination_sync_mode == "append_dedup":
-            tables.append(plan.tables[0] + HISTORY_SUFFIX)
+        tables.extend(output_tables(plan, names))
     system = dict.fromkeys([names.loads_table, names.registry_table, names.versions_table, names.quarantine_table])
     return [*tables, *system]
 
@@ -32,8 +32,9 @@ def maintenance_job_name(source: SourceConfig) -> str:
     return f"{source.name}_maintenance"
 
 
-def build_maintenance_job(config: LakenormConfig, source: SourceConfig, tables: list[str]) -> dg.JobDefinition:
-    paths = [config.table_path(source.name, t) for t in tables]
+def build_maintenance_job(source_tables: SourceTables, tables: list[str]) -> dg.JobDefinition:
+    source = source_tables.source
+    paths = [source_tables.path(t) for t in tables]
 
     @dg.op(name=f"{source.name}_optimize_and_vacuum",
            description="Delta OPTIMIZE (compaction) then VACUUM (default retention) on each table of the source.")
@@ -49,9 +50,10 @@ def build_maintenance_job(config: LakenormConfig, source: SourceConfig, tables: 
     return maintenance
 
 
-def build_schedules(config: LakenormConfig, source: SourceConfig, tables: list[str],
+def build_schedules(source_tables: SourceTables, tables: list[str],
                     normalize_job: object | None) -> tuple[list[dg.JobDefinition], list[dg.ScheduleDefinition]]:
-    job = build_maintenance_job(config, source, tables)
+    config, source = source_tables.config, source_tables.source
+    job = build_maintenance_job(source_tables, tables)
     schedules = [dg.ScheduleDefinition(
         name=maintenance_job_name(source), job=job, cron_schedule=MAINTENANCE_CRON, execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.RUNNING, description="Daily OPTIMIZE and VACUUM.")]

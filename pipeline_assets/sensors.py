@@ -1,15 +1,14 @@
 """The landing sensor: new complete packages -> partitions + one run per load ID."""
 import dagster as dg
 
-from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.inputs import source_input
+from normalization_core.api import LakenormConfig, SourceConfig, landed_packages
 from pipeline_assets.partitions import load_ids_partitions
 
 
 def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.DagsterInstance,
                  log: object) -> tuple[list[str], int]:
     """Complete units in the landing (any input kind) not yet registered as partitions; and how many were rejected."""
-    found = source_input(source).discover(config, source)
+    found = landed_packages(config, source)
     for rejected in found.rejected:
         log.warning(rejected.reason)  # type: ignore[attr-defined]
     registered = set(instance.get_dynamic_partitions(load_ids_partitions(source).name))

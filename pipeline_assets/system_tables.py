@@ -8,16 +8,14 @@ from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.conventions import system_names
-from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.rebuild import rebuild_stream
+from normalization_core.api import LakenormConfig, SourceConfig, SourceTables, rebuild_stream
 from pipeline_assets.resources import SparkSessionResource
 
 
 def system_table_assets(config: LakenormConfig, source: SourceConfig) -> list[dg.AssetsDefinition | dg.SourceAsset]:
     """`_norm_loads` (registry), `_norm_versions` (schema versions) and, under dlt, `_dlt_stream_loads`:
     observed with delta-rs (no JVM): the Delta version is the data version, with the row count."""
-    names = system_names(source.convention)
+    names = SourceTables(config, source).names
     tables = {names.loads_table: "Load registry: one row per normalized load and stream (SPEC §3).",
               names.versions_table: "Schema versions: one row per stream schema version (SPEC §3)."}
     if names.stream_loads_table:
@@ -28,7 +26,7 @@ def system_table_assets(config: LakenormConfig, source: SourceConfig) -> list[dg
 
 def _observed(config: LakenormConfig, source: SourceConfig, table: str, description: str
               ) -> dg.AssetsDefinition | dg.SourceAsset:
-    path = config.table_path(source.name, table)
+    path = SourceTables(config, source).path(table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)  # observable_source_asset is Beta in Dagster 1.13
         return _observable(path, source, table, description)

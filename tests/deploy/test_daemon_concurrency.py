@@ -18,7 +18,7 @@ from dagster._core.instance.ref import InstanceRef  # not exported by dagster 1.
 from pyspark.sql import functions as F
 
 from deploy.services import dagster_env, postgres, start_dagster_daemon, stop
-from normalization_core.cli import main
+from normalization_core.commands import main
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session

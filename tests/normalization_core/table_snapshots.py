@@ -7,11 +7,12 @@ from pathlib import Path
 import yaml
 from delta.tables import DeltaTable
 
-from normalization_core.cli import list_tables, main
+from normalization_core.commands import main
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
 from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.source_tables import SourceTables
 
 VOLATILE = ("normalized_at", "inserted_at", "modified_ms")
 """Columns that hold when a run happened (or a file's upload time), not what it produced."""
@@ -54,7 +55,7 @@ def snapshot(config_file: Path) -> dict[str, tuple[list[str], list[tuple]]]:
     spark = build_spark_session(config.spark)
     source = config.sources[0]
     tables = {}
-    for table in list_tables(config, source):
+    for table in SourceTables(config, source).stored_tables():
         df = read_table(spark, config.table_path(source.name, table))
         df = df.drop(*[c for c in df.columns if c.endswith(VOLATILE)])
         tables[table] = (df.columns, sorted(tuple(map(repr, r)) for r in df.collect()))  # test: assert rows
@@ -74,4 +75,4 @@ def table_versions(spark, config_file: Path) -> dict[str, int]:
     config = load_config(config_file)
     source = config.sources[0]
     return {t: DeltaTable.forPath(spark, config.table_path(source.name, t)).history(1).first()["version"]
-            for t in list_tables(config, source)}
+            for t in SourceTables(config, source).stored_tables()}

@@ -12,8 +12,9 @@ import pytest
 from normalization_core.catalog import parse_catalog
 from normalization_core.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load, raw_table_name
-from normalization_core.typed_load import stream_plans
+from normalization_core.pipeline import normalize_load
+from normalization_core.plan import stream_plans
+from normalization_core.source_tables import raw_table_name
 from tests.conftest import CASES
 
 FIXTURES = CASES / "airbyte_fixtures"

@@ -10,17 +10,18 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from normalization_core.catalog import parse_catalog
-from normalization_core.cli import main as cli_main
+from normalization_core.commands import main as cli_main
 from normalization_core.columns import NATIVE as N
 from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
+from normalization_core.plan import StreamPlan
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.schema.model import root_table
+from normalization_core.source_tables import SourceTables
 from normalization_core.transform import raw as R
 from normalization_core.transform.scd import current_columns, scd_columns
-from normalization_core.typed_load import StreamPlan
 from tests.normalization_core.scd_helpers import STREAM, case_config, catalog_doc, projected, table_rows
 
 CASES = ["cursor_order", "cdc_updated_at_tiebreak", "cdc_log_pos_tiebreak", "extracted_at_tiebreak",
@@ -124,7 +125,7 @@ def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_
         config = case_config(tmp_path_factory.mktemp("wh"), case)
         for i in sequence:
             rows = raw_frame(spark, [packages[i]])
-            write_dedup_tables(spark, config, config.source("src"), N, plan, rows, [f"P{i}"])
+            write_dedup_tables(spark, SourceTables.of(config, "src"), plan, rows, [f"P{i}"])
         return [table_rows(read_table(spark, config.table_path("src", t))) for t in (f"{STREAM}_scd", STREAM)]
 
     history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)

@@ -16,11 +16,12 @@ import pytest
 import yaml
 from pyspark.sql import DataFrame, SparkSession
 
-from normalization_core import cli
+from normalization_core import commands
 from normalization_core.config import LakenormConfig, load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.registry import is_newest_load, normalized_load_ids
-from normalization_core.pipeline import pending_packages, registry_path
+from normalization_core.pipeline import pending_packages
+from normalization_core.source_tables import SourceTables
 
 from tests.normalization_core.dlt_peer import (
     DLT_SPARK_TYPES,
@@ -72,8 +73,8 @@ def both(spark, tmp_path_factory) -> Both:
     write_package(cfg.source("chain").landing, LOAD_IDS[1], "2023-11-14T22:13:21Z", SECOND_LOAD)
     printed = io.StringIO()
     with redirect_stdout(printed):
-        assert cli.main(["--config", str(work / "lakenorm.yaml"), "normalize", "--load-id", LOAD_IDS[0]]) == 0
-        assert cli.main(["--config", str(work / "lakenorm.yaml"), "normalize"]) == 0  # the pending second load
+        assert commands.main(["--config", str(work / "lakenorm.yaml"), "normalize", "--load-id", LOAD_IDS[0]]) == 0
+        assert commands.main(["--config", str(work / "lakenorm.yaml"), "normalize"]) == 0  # the pending second load
     return Both(peer, cfg, printed.getvalue(), spark)
 
 
@@ -148,7 +149,7 @@ def test_dlt_version_has_dlts_columns_and_values(both):
 def test_registry_readers_work_beside_dlts_loads_table(both):
     source = both.config.source("chain")
     assert pending_packages(both.spark, both.config, source).packages == ()
-    registry = registry_path(both.config, source)
+    registry = SourceTables(both.config, source).registry_path
     assert registry.endswith("_dlt_stream_loads")
     assert normalized_load_ids(both.spark, registry) == set(LOAD_IDS)
     first = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normalization_core import cli
+from normalization_core import commands
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 
@@ -48,7 +48,7 @@ def run_both(spark, work: Path, case: dict):
     cfg = load_config(work / "lakenorm.yaml")
     for load_id, second, records in zip(LOAD_IDS, ("20", "21"), loads):
         write_package(cfg.source("chain").landing, load_id, f"2023-11-14T22:13:{second}Z", records)
-    assert cli.main(["--config", str(work / "lakenorm.yaml"), "normalize"]) == 0
+    assert commands.main(["--config", str(work / "lakenorm.yaml"), "normalize"]) == 0
     return peer, lambda table: read_table(spark, cfg.table_path("chain", table))
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normalization_core import cli
+from normalization_core import commands
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
-from normalization_core.typed_load import asset_stream_plans
+from normalization_core.plan import asset_stream_plans
+from normalization_core.source_tables import SourceTables
 from pipeline_assets.factories import build_source_assets
 
 FIRST = [{"id": 1, "name": "a", "at": "2024-01-02T03:04:05Z", "items": [{"sku": "x", "qty": 2}], "tags": ["t1"]},
@@ -77,7 +78,7 @@ def test_an_inferred_stream_is_typed_evolved_and_versioned_per_load(spark, tmp_p
     assert loads["L2"]["schema_version_hash"] == versions[1][1]
     assert loads["L1"]["schema_version_hash"] == versions[0][1]
 
-    code = cli.main(["--config", str(path), "schema", "--stream", "things"])
+    code = commands.main(["--config", str(path), "schema", "--stream", "things"])
     out = capsys.readouterr().out
     assert code == 0
     (doc,) = list(yaml.safe_load_all(out))
@@ -85,7 +86,7 @@ def test_an_inferred_stream_is_typed_evolved_and_versioned_per_load(spark, tmp_p
     assert [t["name"] for t in doc["schema"]["tables"]] == ["things", "things__items", "things__tags"]
     assert ("qty__v_text", "string") in [(c["name"], c["data_type"]) for c in doc["schema"]["tables"][1]["columns"]]
 
-    plans = asset_stream_plans(cfg, cfg.source("shop"))
+    plans = asset_stream_plans(SourceTables.of(cfg, "shop"))
     assert plans["things"].tables == ["things", "things__items", "things__tags"]
     keys = {tuple(k.path) for k in build_source_assets(cfg, cfg.source("shop"), ["things"]).keys}
     assert {("shop", "things"), ("shop", "things__items"), ("shop", "things__tags")} <= keys

@@ -23,9 +23,10 @@ from pyspark.sql import functions as F
 from normalization_core.conventions import system_names
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load, raw_table_name
+from normalization_core.pipeline import normalize_load
+from normalization_core.plan import stream_plans
 from normalization_core.schema import TableSchema, child_tables
-from normalization_core.typed_load import stream_plans
+from normalization_core.source_tables import raw_table_name
 
 EXAMPLES = int(os.environ.get("LAKENORM_PROPTEST_EXAMPLES", "3"))
 KEYS = ["a", "a b", "a_b", "A", "ü", "Ü", "", "value", "list", "id", "x__y", "x", "y", "日本", "😀",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from normalization_core import cli
+from normalization_core import commands
 from normalization_core.config import load_config
 from normalization_core.errors import NotNullViolation
 from normalization_core.io.delta import is_delta_table, read_table
@@ -30,9 +30,9 @@ def test_a_printed_schema_edited_and_given_back_types_the_stream(spark, tmp_path
         (tmp_path / source).mkdir()
         write_package(tmp_path / source, "1700000000.1", "2023-11-14T22:13:20Z", {"s": FIRST}, source)
     first = write_config(tmp_path, [{"name": "a"}])
-    assert cli.main(["--config", first, "normalize"]) == 0
+    assert commands.main(["--config", first, "normalize"]) == 0
     capsys.readouterr()
-    assert cli.main(["--config", first, "schema", "--source", "a", "--stream", "s"]) == 0
+    assert commands.main(["--config", first, "schema", "--source", "a", "--stream", "s"]) == 0
     document = yaml.safe_load(capsys.readouterr().out)
     columns = document["schema"]["tables"][0]["columns"]
     next(c for c in columns if c["name"] == "amount").update(data_type="double", logical_type="double")
@@ -41,7 +41,7 @@ def test_a_printed_schema_edited_and_given_back_types_the_stream(spark, tmp_path
 
     write_package(tmp_path / "b", "1700000001.1", "2023-11-14T22:13:21Z", {"s": SECOND}, "b")
     config = write_config(tmp_path, [{"name": "a"}, {"name": "b", "streams": {"s": {"schema_file": "s.yaml"}}}])
-    assert cli.main(["--config", config, "normalize", "--source", "b"]) == 0
+    assert commands.main(["--config", config, "normalize", "--source", "b"]) == 0
     table = read_table(spark, load_config(config).table_path("b", "s"))
 
     types = {name: kind for name, kind in table.dtypes if not name.startswith("_dlt")}

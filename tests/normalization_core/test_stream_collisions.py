@@ -8,8 +8,8 @@ import pytest
 
 from normalization_core.config import parse_config
 from normalization_core.errors import ConfigError
-from normalization_core.pipeline import raw_table_name
-from normalization_core.typed_load import stream_plans
+from normalization_core.plan import stream_plans
+from normalization_core.source_tables import raw_table_name
 from tests.conftest import CASES
 
 CASES_DOC = json.loads((CASES / "collisions" / "stream_tables.json").read_text(encoding="utf-8"))["cases"]

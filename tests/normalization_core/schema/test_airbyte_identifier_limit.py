@@ -13,7 +13,7 @@ from normalization_core.catalog import StreamSettings
 from normalization_core.config import parse_config
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.stream_collisions import disambiguate_tables
-from normalization_core.typed_load import StreamPlan
+from normalization_core.plan import StreamPlan
 
 LIMITS = [40, 63, 100]
 LONG = "postgres_has_a_64_characters_limit_to_table_names_but_other_destinations_are_fine"

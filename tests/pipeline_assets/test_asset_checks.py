@@ -7,17 +7,19 @@ from delta.tables import DeltaTable
 from normalization_core.columns import NATIVE
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import LoadResult, StreamResult, normalize_load
+from normalization_core.pipeline import normalize_load
+from normalization_core.plan import stream_plans
+from normalization_core.results import LoadResult, StreamResult
 from normalization_core.samples import write_catalog
-from normalization_core.typed_load import stream_plans
-from pipeline_assets.checks import (NO_ORPHANS, NO_OVERLAP, NO_REJECTED, ONE_CURRENT, ROWS_TYPED, UNIQUE_KEY,
-                                  check_results, history_check_results)
+from normalization_core.source_tables import SourceTables
+from pipeline_assets.asset_checks import (NO_ORPHANS, NO_OVERLAP, NO_REJECTED, ONE_CURRENT, ROWS_TYPED, UNIQUE_KEY,
+                                        check_results, history_check_results)
 
 
 def evaluate(spark, config, results):
     source = config.source("shop")
     return {(r.asset_key.path[-1], r.check_name): r
-            for r in check_results(spark, config, source, NATIVE, stream_plans(source), results)}
+            for r in check_results(spark, SourceTables(config, source), stream_plans(source), results)}
 
 
 def test_checks_pass_on_a_load_then_name_the_load_and_the_orphans_once_parent_rows_are_gone(spark, bad_values_shop):

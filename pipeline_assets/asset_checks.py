@@ -17,16 +17,28 @@ from collections.abc import Iterator
 import dagster as dg
 from pyspark.sql import SparkSession
 
-from normalization_core import checks as K
-from normalization_core.catalog import resolve_primary_key
-from normalization_core.columns import SystemNames
-from normalization_core.conventions import system_names
-from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.errors import ConfigError
-from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import LoadResult, raw_table_name
-from normalization_core.schema.model import TableSchema, find_table
-from normalization_core.typed_load import StreamPlan
+from normalization_core.api import (
+    CheckOutcome,
+    ConfigError,
+    LoadResult,
+    SourceConfig,
+    SourceTables,
+    StreamPlan,
+    SystemNames,
+    TableSchema,
+    find_table,
+    history_table,
+    is_delta_table,
+    non_overlapping_validity,
+    one_current_version,
+    orphan_child_rows,
+    raw_table_name,
+    read_table,
+    resolve_primary_key,
+    rows_typed_per_load,
+    system_names,
+    unique_primary_key,
+)
 from pipeline_assets.partitions import load_ids_partitions
 
 ROWS_TYPED = "rows_typed_per_load"
@@ -46,7 +58,7 @@ PER_LOAD = {ROWS_TYPED, NO_REJECTED}
 def check_specs(source: SourceConfig, plans: dict[str, StreamPlan]) -> list[dg.AssetCheckSpec]:
     specs = []
     for stream, plan in plans.items():
-        mode = plan.settings.destination_sync_mode
+        mode = plan.mode
         root, *children = plan.schema["tables"]
         specs.append(_spec(source, NO_REJECTED, raw_table_name(source, stream), (
             "No line of the run's loads was rejected (unparseable JSON, not an object) or quarantined.")))
@@ -75,7 +87,8 @@ def _spec(source: SourceConfig, name: str, table: str, description: str, per_loa
 
 
 def history_key(source: SourceConfig, plan: StreamPlan) -> dg.AssetKey:
-    return dg.AssetKey([source.name, system_names(source.convention).history_table(plan.tables[0])])
+    """The asset of an `append_dedup` stream's history table."""
+    return dg.AssetKey([source.name, history_table(plan, system_names(source.convention))])
 
 
 def _parent_table(source: SourceConfig, plan: StreamPlan, child: TableSchema) -> str:
@@ -86,7 +99,7 @@ def _parent_table(source: SourceConfig, plan: StreamPlan, child: TableSchema) ->
 def _hangs_off_history(plan: StreamPlan, child: TableSchema) -> bool:
     """A dedup stream's current table keeps only the newest version of each key: the root's direct
     children link to history rows (of every version, so not only of the run's loads)."""
-    return plan.settings.destination_sync_mode == "append_dedup" and child["parent"] == plan.tables[0]
+    return plan.mode == "append_dedup" and child["parent"] == plan.tables[0]
 
 
 def history_check_specs(history_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
@@ -107,37 +120,38 @@ def primary_key_columns(plan: StreamPlan, root: TableSchema) -> list[str]:
         return []
 
 
-def check_results(spark: SparkSession, config: LakenormConfig, source: SourceConfig, names: SystemNames,
-                  plans: dict[str, StreamPlan], results: list[LoadResult]) -> Iterator[dg.AssetCheckResult]:
+def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
+                  results: list[LoadResult]) -> Iterator[dg.AssetCheckResult]:
     """Results of `check_specs` for the tables the run's loads wrote."""
-    path = lambda table: config.table_path(source.name, table)  # noqa: E731
+    source, names, path = tables.source, tables.names, tables.path
     for stream, plan in plans.items():
         if any(stream in r.streams for r in results):
             yield rejected_lines_result(source, stream, results)
         loads = [r.load_id for r in results if stream in r.streams and r.streams[stream].typed_rows]
         if not loads:
             continue
-        mode = plan.settings.destination_sync_mode
+        mode = plan.mode
         root, *children = plan.schema["tables"]
         if mode in ("append", "overwrite"):
-            raw = read_table(spark, path(raw_table_name(source, stream)))
-            outcome = K.rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads)
+            raw = read_table(spark, tables.raw_path(stream))
+            outcome = rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads)
             yield _result(source, root["name"], ROWS_TYPED, outcome, "load IDs whose counts differ", loads)
         keys = primary_key_columns(plan, root)
         if mode == "append_dedup" and keys:
-            outcome = K.unique_primary_key(read_table(spark, path(root["name"])), keys)
+            outcome = unique_primary_key(read_table(spark, path(root["name"])), keys)
             yield _result(source, root["name"], UNIQUE_KEY, outcome, "duplicated keys")
-        if mode == "append_dedup" and is_delta_table(spark, path(history_key(source, plan).path[-1])):
+        history = history_table(plan, names)
+        if history is not None and is_delta_table(spark, path(history)):
             key = history_key(source, plan)
-            yield from history_check_results(spark, path(key.path[-1]), path(root["name"]), names, key, root)
+            yield from history_check_results(spark, path(history), path(root["name"]), names, key, root)
         for child in children:
             if not is_delta_table(spark, path(child["name"])):
                 continue
             from_history = _hangs_off_history(plan, child)
             parent = read_table(spark, path(_parent_table(source, plan, child)))
-            outcome = K.orphan_child_rows(read_table(spark, path(child["name"])), parent, names,
-                                          find_table(plan.schema, child["parent"]), child,
-                                          None if from_history else loads)
+            outcome = orphan_child_rows(read_table(spark, path(child["name"])), parent, names,
+                                        find_table(plan.schema, child["parent"]), child,
+                                        None if from_history else loads)
             yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys",
                           None if from_history else loads)
 
@@ -146,8 +160,8 @@ def history_check_results(spark: SparkSession, history_path: str, current_path: 
                           history_key: dg.AssetKey, current_table: str | TableSchema) -> list[dg.AssetCheckResult]:
     """Results of `history_check_specs` for a history table and its current table."""
     history, current = read_table(spark, history_path), read_table(spark, current_path)
-    one = K.one_current_version(history, current, names, current_table)
-    overlap = K.non_overlapping_validity(history, names)
+    one = one_current_version(history, current, names, current_table)
+    overlap = non_overlapping_validity(history, names)
     return [_check_result(history_key, ONE_CURRENT, one, "keys with a wrong current version"),
             _check_result(history_key, NO_OVERLAP, overlap, "keys with overlapping versions")]
 
@@ -157,21 +171,21 @@ def rejected_lines_result(source: SourceConfig, stream: str, results: list[LoadR
     rejected = {r.load_id: r.streams[stream].rejected_lines if stream in r.streams else 0 for r in results}
     quarantined = {r.load_id: r.quarantined_lines for r in results}
     failing = [load_id for load_id in rejected if rejected[load_id] or quarantined[load_id]]
-    outcome = K.CheckOutcome(not failing, len(failing), tuple(failing), {
+    outcome = CheckOutcome(not failing, len(failing), tuple(failing), {
         "rejected_lines": sum(rejected.values()), "quarantined_lines": sum(quarantined.values())})
     return _result(source, raw_table_name(source, stream), NO_REJECTED, outcome,
                    "loads with rejected or quarantined lines", [r.load_id for r in results],
                    {"rejected_lines_by_load": rejected, "quarantined_lines_by_load": quarantined})
 
 
-def _result(source: SourceConfig, table: str, name: str, outcome: K.CheckOutcome, what: str,
+def _result(source: SourceConfig, table: str, name: str, outcome: CheckOutcome, what: str,
             load_ids: list[str] | None = None, extra: dict | None = None) -> dg.AssetCheckResult:
     """`load_ids`: the loads a per-load check looked at (named, as a run of several loads has one result)."""
     loads = {"load_ids": load_ids} if load_ids is not None else {}
     return _check_result(dg.AssetKey([source.name, table]), name, outcome, what, {**loads, **(extra or {})})
 
 
-def _check_result(key: dg.AssetKey, name: str, outcome: K.CheckOutcome, what: str,
+def _check_result(key: dg.AssetKey, name: str, outcome: CheckOutcome, what: str,
                   extra: dict | None = None) -> dg.AssetCheckResult:
     metadata: dict = {"failures": outcome.failures, **outcome.counts, **(extra or {})}
     if outcome.offending:

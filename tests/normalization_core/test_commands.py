@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normalization_core import cli
+from normalization_core import commands
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.samples import SampleSpec, write_sample_packages
@@ -24,7 +24,7 @@ def config_file(tmp_path) -> Path:
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
+    code = commands.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -62,7 +62,7 @@ def test_errors_are_one_line_and_a_non_zero_exit(spark, capsys, config_file, tmp
 def test_two_processes_normalizing_one_load_id_leave_no_duplicates(spark, config_file):
     load_id = write_sample_packages(config_file.parent / "landing",
                                     SampleSpec(packages=1, orders=300, customers=50, events=400))[0]
-    command = [sys.executable, "-m", "normalization_core.cli", "--config", str(config_file),
+    command = [sys.executable, "-m", "normalization_core.commands", "--config", str(config_file),
                "normalize", "--load-id", load_id]
     racers = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outcomes = [r.communicate(timeout=300) for r in racers]

@@ -1,60 +1,72 @@
-"""`lakenorm normalize | tables | schema | rebuild` (SPEC §9): errors are one line on stderr and a non-zero exit."""
+"""`lakenorm normalize | tables | schema | rebuild` (SPEC §9): errors are one line on stderr and a non-zero exit.
+
+Commands are data (`Command`): a front end adds its own (the console script adds `demo`) by passing a
+longer tuple to `main`, without reaching into argparse.
+"""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 import yaml
 from pyspark.sql import SparkSession
 
-from normalization_core.config import LakenormConfig, SourceConfig, load_config
-from normalization_core.errors import LakenormError
-from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.io.spark import build_spark_session
-from normalization_core.io.storage import StorePath, is_s3
-from normalization_core.io.versions import latest_versions
-from normalization_core.pipeline import LoadResult, normalize_loads, pending_packages
-from normalization_core.schema import schema_document
-from normalization_core.typed_load import stream_plans, versions_path
-from normalization_core.rebuild import rebuild_stream
-
-Command = Callable[[argparse.Namespace], int]
-
-
-def add_core_commands(sub: argparse._SubParsersAction) -> None:
-    norm = sub.add_parser("normalize", help="normalize complete packages not yet in the load registry")
-    norm.add_argument("--source", help="only this source")
-    norm.add_argument("--load-id", action="append", default=[], help="exactly this load ID (repeatable)")
-    norm.set_defaults(run=cmd_normalize)
-    tables = sub.add_parser("tables", help="list the tables with their row counts")
-    tables.add_argument("--source", help="only this source")
-    tables.set_defaults(run=cmd_tables)
-    schema = sub.add_parser("schema", help="print the current schema of each stream as YAML")
-    schema.add_argument("--source", help="only this source")
-    schema.add_argument("--stream", help="only this stream")
-    schema.set_defaults(run=cmd_schema)
-    rebuild = sub.add_parser("rebuild", help="rebuild a stream's typed, history, current and child tables from raw")
-    rebuild.add_argument("--source", required=True, help="the stream's source")
-    rebuild.add_argument("--stream", required=True, help="the stream to rebuild")
-    rebuild.set_defaults(run=cmd_rebuild)
+from normalization_core.api import (
+    LakenormConfig,
+    LakenormError,
+    LoadResult,
+    SourceConfig,
+    SourceTables,
+    build_spark_session,
+    is_delta_table,
+    latest_versions,
+    load_config,
+    normalize_loads,
+    pending_packages,
+    read_table,
+    rebuild_stream,
+    schema_document,
+    stream_plans,
+)
 
 
-def build_parser(extend: Callable[[argparse._SubParsersAction], None] | None = None) -> argparse.ArgumentParser:
+@dataclass(frozen=True)
+class Argument:
+    """One option of a command: its flags and `argparse.ArgumentParser.add_argument` keywords."""
+
+    flags: tuple[str, ...]
+    options: dict
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int]
+    arguments: tuple[Argument, ...] = ()
+
+
+def option(*flags: str, **options) -> Argument:
+    return Argument(flags, options)
+
+
+def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakenorm", description="Raw JSON load packages -> typed Delta tables.")
     parser.add_argument("--config", help="configuration file (default: $LAKENORM_CONFIG or ./lakenorm.yaml)")
     sub = parser.add_subparsers(dest="command", required=True)
-    add_core_commands(sub)
-    if extend:
-        extend(sub)
+    for command in commands:
+        child = sub.add_parser(command.name, help=command.help)
+        for argument in command.arguments:
+            child.add_argument(*argument.flags, **argument.options)
+        child.set_defaults(run=command.run)
     return parser
 
 
-def main(argv: Sequence[str] | None = None,
-         extend: Callable[[argparse._SubParsersAction], None] | None = None) -> int:
-    args = build_parser(extend).parse_args(argv)
+def main(argv: Sequence[str] | None = None, commands: Sequence[Command] | None = None) -> int:
+    args = build_parser(CORE_COMMANDS if commands is None else commands).parse_args(argv)
     try:
         return args.run(args)
     except LakenormError as err:
@@ -122,8 +134,9 @@ def cmd_tables(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     spark = build_spark_session(config.spark)
     for source in selected_sources(config, args.source):
-        for table in list_tables(config, source):
-            path = config.table_path(source.name, table)
+        tables = SourceTables(config, source)
+        for table in tables.stored_tables():
+            path = tables.path(table)
             if is_delta_table(spark, path):
                 print(f"{source.name}.{table:<50} {read_table(spark, path).count():>12} rows")
     return 0
@@ -135,7 +148,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     spark = build_spark_session(config.spark)
     documents = []
     for source in selected_sources(config, args.source):
-        stored = latest_versions(spark, versions_path(config, source))
+        stored = latest_versions(spark, SourceTables(config, source).versions_path)
         current = {s: (None, p.version_hash, p.schema) for s, p in stream_plans(source).items()}
         current.update({s: (v.version, v.version_hash, v.schema) for s, v in stored.items()})
         for stream in sorted(current):
@@ -157,18 +170,17 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
-def list_tables(config: LakenormConfig, source: SourceConfig) -> list[str]:
-    """Table folders of a local or `s3a://` warehouse (other object stores: use your catalog or `DESCRIBE`)."""
-    location = config.table_path(source.name, "").rstrip("/")
-    if config.object_store is not None and is_s3(location):
-        root: Path | StorePath = StorePath(location, config.object_store)
-    elif "://" in location:
-        return []
-    else:
-        root = Path(location)
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / "_delta_log").is_dir())
+ONLY_SOURCE = option("--source", help="only this source")
+CORE_COMMANDS: tuple[Command, ...] = (
+    Command("normalize", "normalize complete packages not yet in the load registry", cmd_normalize, (
+        ONLY_SOURCE, option("--load-id", action="append", default=[], help="exactly this load ID (repeatable)"))),
+    Command("tables", "list the tables with their row counts", cmd_tables, (ONLY_SOURCE,)),
+    Command("schema", "print the current schema of each stream as YAML", cmd_schema, (
+        ONLY_SOURCE, option("--stream", help="only this stream"))),
+    Command("rebuild", "rebuild a stream's typed, history, current and child tables from raw", cmd_rebuild, (
+        option("--source", required=True, help="the stream's source"),
+        option("--stream", required=True, help="the stream to rebuild"))),
+)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,132 @@
+"""A stream's plan: its settings and schema, hence the tables it writes (SPEC §4, §6, §7).
+
+Every layer that needs "the tables of a stream" (writers, rebuild, checks, maintenance, the asset graph)
+asks `output_tables`. Plans of catalog streams come from the catalog alone (`stream_plans`); the asset
+graph adds inferred streams' newest stored schemas, read without a JVM (`asset_stream_plans`).
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
+from normalization_core.columns import SystemNames
+from normalization_core.conventions import CONVENTIONS, system_names
+from normalization_core.config import SourceConfig
+from normalization_core.errors import ConfigError
+from normalization_core.io.versions import StoredVersion, latest_versions_without_spark
+from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
+from normalization_core.schema.contract import NO_DISCARDS, Discards
+from normalization_core.source_tables import SourceTables
+from normalization_core.stream_collisions import disambiguate_tables
+
+TYPED_CONVENTIONS = tuple(CONVENTIONS)
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """How one stream's typed tables are built and written."""
+
+    settings: StreamSettings
+    schema: StreamSchema
+    """The stream's stored schema."""
+    load_schema: StreamSchema | None = None
+    """The schema the load's data needs, when its contract discards part of it (`discards`)."""
+    discards: Discards = NO_DISCARDS
+
+    @property
+    def tables(self) -> list[str]:
+        """Root first, parents before children."""
+        return [t["name"] for t in self.schema["tables"]]
+
+    @property
+    def parents(self) -> dict[str, str | None]:
+        return {t["name"]: t.get("parent") for t in self.schema["tables"]}
+
+    @property
+    def version_hash(self) -> str:
+        return schema_hash(self.schema)
+
+    @property
+    def mode(self) -> str:
+        """The write disposition: `append`, `overwrite` or `append_dedup`."""
+        return self.settings.destination_sync_mode
+
+
+def history_table(plan: StreamPlan, names: SystemNames) -> str | None:
+    """The `<root>_scd` history table of an `append_dedup` stream; None for other dispositions."""
+    return names.history_table(plan.tables[0]) if plan.mode == "append_dedup" else None
+
+
+def output_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
+    """Every typed table the stream writes: the history first (`append_dedup`), then the root (its current
+    table under `append_dedup`), then the child tables, parents before children."""
+    history = history_table(plan, names)
+    return plan.tables if history is None else [history, *plan.tables]
+
+
+def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
+    """Plans for the streams typed from the source's catalog (inferred streams: `load_plans`)."""
+    if source.convention not in TYPED_CONVENTIONS:
+        return {}
+    catalog = source_catalog(source)
+    plans = {}
+    for name in catalog:
+        if catalog[name].json_schema is None:  # settings without a schema (input hints): typed by inference
+            continue
+        settings = stream_settings(source, catalog, name)
+        schema = schema_from_json_schema(name, settings.json_schema, convention=source.convention,
+                                         max_identifier_length=source.max_identifier_length,
+                                         max_table_nesting=source.max_table_nesting,
+                                         namespace=settings.namespace or source.name)
+        plans[name] = StreamPlan(settings, schema)
+    return distinct_plans(source, plans)
+
+
+def distinct_plans(source: SourceConfig, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:
+    """The plans with clashing tables disambiguated (airbyte), refusing what still clashes."""
+    plans = disambiguate_tables(source, plans)
+    check_distinct_tables(source, plans)
+    return plans
+
+
+def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) -> None:
+    """Refuse two streams that would write one table (their rows would be merged silently, SPEC §4);
+    under `airbyte`, only what `disambiguate_tables` could not tell apart (an `_scd` table) is left."""
+    names = system_names(source.convention)
+    owner: dict[str, str] = {}
+    for stream, plan in plans.items():
+        for table in output_tables(plan, names):
+            other = owner.setdefault(table.lower(), stream)
+            if other != stream:
+                raise ConfigError(f"source {source.name!r}", f"streams {other!r} and {stream!r} both normalize "
+                                                             f"to table {table!r}; rename one of them")
+
+
+def asset_stream_plans(source_tables: SourceTables) -> dict[str, StreamPlan]:
+    """Catalog plans plus the inferred streams' newest stored schemas (for the Dagster asset graph).
+
+    The schemas are read with delta-rs, so loading the code location starts no JVM (SPEC §8); a store
+    delta-rs cannot open leaves the inferred streams out of the graph until it can, with a warning."""
+    source = source_tables.source
+    plans = stream_plans(source)
+    if source.convention not in TYPED_CONVENTIONS:
+        return plans
+    stored = _stored_versions(source_tables)
+    if not stored:
+        return plans
+    catalog = source_catalog(source)
+    for stream, version in stored.items():
+        if stream not in plans and version.schema.get("inferred"):
+            plans[stream] = StreamPlan(stream_settings(source, catalog, stream), version.schema)
+    return distinct_plans(source, plans)
+
+
+def _stored_versions(source_tables: SourceTables) -> dict[str, StoredVersion]:
+    path = source_tables.versions_path
+    try:
+        return latest_versions_without_spark(path, source_tables.storage_options(path))
+    except OSError as err:  # delta-rs: an object store without credentials it can find
+        first = (str(err).strip().splitlines() or [""])[0]
+        warnings.warn(f"stored schemas of source {source_tables.source.name!r} not read from {path}: {first}")
+        return {}
