@@ -108,7 +108,6 @@ def registry_without_merge_counts(config_file: Path) -> list[tuple]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="issue 17: one of 4 concurrent runs sometimes fails (seen 2026-11-25 after the merge_by_key creation-race fix; cause not yet found)")
 def test_four_packages_landing_at_once_run_concurrently_under_the_daemon(spark, tmp_path, monkeypatch, capsys):
     catalog = str(write_catalog(tmp_path / "catalog.json"))
     load_ids = land_at_once(tmp_path / "landing" / "shop",
