@@ -67,20 +67,30 @@ def wait_for_port(port: int, what: str, timeout: float = 120) -> None:
 
 
 def stop(pid: int, timeout: float = 30) -> None:
-    """SIGTERM to the process group of `pid` (a process started by `start`), SIGKILL after `timeout`."""
+    """SIGTERM to the process group of `pid` (a process started by `start`), SIGKILL to what is left of it after
+    `timeout`. The whole group: `dagster-daemon`'s code server outlived the daemon, still polling the database."""
     try:
         os.killpg(pid, 15)
     except ProcessLookupError:
         return
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not alive(pid):
+        if not alive(pid) and not group_alive(pid):
             return
         time.sleep(0.3)
     try:
         os.killpg(pid, 9)
     except ProcessLookupError:
         pass
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of the group is left (a zombie member counts until its parent reaps it)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def alive(pid: int) -> bool:

@@ -60,7 +60,9 @@ def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: S
         def history_source() -> DataFrame:
             if not is_delta_table(spark, history_path):
                 return history_changes(incoming, None, names, cols, root_doc, load_ids)
-            existing = materialized(touched(read_table(spark, history_path), keys, cols))
+            # Read lazily: the MERGE reads the history in its own transaction (a concurrent run's commit is then a
+            # conflict, retried), never rows read before that run committed (a key with two current versions).
+            existing = touched(read_table(spark, history_path), keys, cols)
             return history_changes(incoming, existing, names, cols, root_doc, load_ids)
 
         def current_source() -> DataFrame:
@@ -74,7 +76,8 @@ def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: S
         changed = {names.history_table(root):
                    merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE, props)}
         tables = [root]
-        writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE, props)]
+        writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE, props,
+                          reads=history_path)]
         if children:  # the history rows of these loads, read once for all child tables
             loaded = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
             versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root_doc)), names)

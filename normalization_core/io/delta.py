@@ -24,7 +24,13 @@ DELETION_VECTORS = "delta.enableDeletionVectors"
 DV_FEATURE = "deletionVectors"
 MAX_ATTEMPTS = 8
 _RACE_MARKERS = ("DELTA_CONCURRENT", "DELTA_PROTOCOL_CHANGED", "DELTA_METADATA_CHANGED", "DELTA_PATH_EXISTS",
-                 "ConcurrentAppendException", "ProtocolChangedException", "FileAlreadyExistsException")
+                 "DELTA_SCHEMA_CHANGE_SINCE_ANALYSIS", "ConcurrentAppendException", "ProtocolChangedException",
+                 "FileAlreadyExistsException")
+
+
+class SourceTableChanged(Exception):
+    """Another writer committed to a table a MERGE's source was read from, after that read: the MERGE may have
+    applied rows the source table no longer holds, so it runs again (a race, like Delta's own conflicts)."""
 
 
 def with_conflict_retry(action: Callable[[], T], table: str, attempts: int = MAX_ATTEMPTS) -> T:
@@ -47,7 +53,7 @@ def with_conflict_retry(action: Callable[[], T], table: str, attempts: int = MAX
 
 
 def _is_race(exc: Exception) -> bool:
-    if isinstance(exc, DeltaConcurrentModificationException):
+    if isinstance(exc, (DeltaConcurrentModificationException, SourceTableChanged)):
         return True
     return any(marker in str(exc) for marker in _RACE_MARKERS)
 
@@ -93,6 +99,11 @@ def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Se
 
 def read_table(spark: SparkSession, path: str) -> DataFrame:
     return spark.read.format("delta").load(path)
+
+
+def table_version(spark: SparkSession, path: str) -> int:
+    """The table's newest version (its last commit, read from the log on the driver)."""
+    return int(DeltaTable.forPath(spark, path).history(1).first()["version"])
 
 
 def materialized(df: DataFrame) -> DataFrame:
@@ -146,33 +157,49 @@ def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: boo
 
 
 def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
-                 delete_flag: str, properties: dict[str, str] | None = None) -> int:
+                 delete_flag: str, properties: dict[str, str] | None = None, reads: str | None = None) -> int:
     """Upsert `source()` rows into the table at `path` by the `on` columns (NULL-safe), deleting the
     target rows matched by a source row whose `delete_flag` is true: one MERGE, one commit. Returns the
     rows it inserted, updated or deleted (the MERGE's own metrics, not a later commit's).
 
     `source` is called again on every attempt, so a retry after a concurrent commit reads fresh data.
     New source columns are added to the table; `properties`: table properties (`delta.*`) for a new table.
+
+    A source computed from the table at `path` itself must read it lazily (not `materialized`): the MERGE then
+    reads it within its own transaction, so a concurrent commit is a conflict that is retried. A source read
+    earlier would be merged into whatever the table holds by then, other writers' commits included.
+    `reads`: another Delta table `source()` reads; a commit to it between that read and this MERGE's commit
+    makes the MERGE run again (the rows it merged may be out of date).
     """
     def attempt() -> int:
-        # Whether the table exists is decided before `source()` reads it: a source built while the table did not
-        # exist must create it (and lose to a concurrent creator, then retry), never MERGE into its rows.
-        exists = is_delta_table(spark, path)
-        rows = source()
-        columns = [c for c in rows.columns if c != delete_flag]
-        if not exists:
-            return _create_with(rows.where(~F.col(delete_flag)).select(*columns), path, properties or {})
-        values = {f"`{c}`": f"s.`{c}`" for c in columns}
-        flag = f"s.`{delete_flag}`"
-        metrics = (DeltaTable.forPath(spark, path).alias("t")
-                   .merge(rows.alias("s"), " AND ".join(f"t.`{c}` <=> s.`{c}`" for c in on))
-                   .withSchemaEvolution()
-                   .whenMatchedDelete(condition=flag)
-                   .whenMatchedUpdate(set=values)
-                   .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)
-                   .execute().first())  # one row of MERGE metrics, computed on the driver: metadata
-        return sum(int(metrics[m]) for m in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows"))
+        read_version = table_version(spark, reads) if reads and is_delta_table(spark, reads) else None
+        changed = _merge_or_create(spark, path, source, on, delete_flag, properties or {})
+        if read_version is not None and table_version(spark, reads) != read_version:
+            raise SourceTableChanged(f"{reads} has a commit newer than version {read_version}, which the MERGE "
+                                     f"source for {path} was read from")
+        return changed
     return with_conflict_retry(attempt, path)
+
+
+def _merge_or_create(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
+                     delete_flag: str, properties: dict[str, str]) -> int:
+    # Whether the table exists is decided before `source()` reads it: a source built while the table did not
+    # exist must create it (and lose to a concurrent creator, then retry), never MERGE into its rows.
+    exists = is_delta_table(spark, path)
+    rows = source()
+    columns = [c for c in rows.columns if c != delete_flag]
+    if not exists:
+        return _create_with(rows.where(~F.col(delete_flag)).select(*columns), path, properties)
+    values = {f"`{c}`": f"s.`{c}`" for c in columns}
+    flag = f"s.`{delete_flag}`"
+    metrics = (DeltaTable.forPath(spark, path).alias("t")
+               .merge(rows.alias("s"), " AND ".join(f"t.`{c}` <=> s.`{c}`" for c in on))
+               .withSchemaEvolution()
+               .whenMatchedDelete(condition=flag)
+               .whenMatchedUpdate(set=values)
+               .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)
+               .execute().first())  # one row of MERGE metrics, computed on the driver: metadata
+    return sum(int(metrics[m]) for m in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows"))
 
 
 def _create_with(rows: DataFrame, path: str, properties: dict[str, str]) -> int:

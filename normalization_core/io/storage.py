@@ -192,13 +192,15 @@ Landing = Path | StorePath
 
 def open_delta_table(path: str, storage_options: dict[str, str] | None):
     """The delta-rs table at `path` (local or `s3a://`), None when there is none: small metadata reads
-    without a JVM. (Reads only: delta-rs never writes lakenorm's tables, so no S3 lock is needed.)"""
+    without a JVM. (Reads only: delta-rs never writes lakenorm's tables, so no S3 lock is needed.)
+
+    A `_delta_log` without a commit yet (another writer creating the table right now) is no table either."""
     from deltalake import DeltaTable
     from deltalake.exceptions import TableNotFoundError
 
-    if not is_uri(path):
-        return DeltaTable(path) if Path(path, "_delta_log").is_dir() else None
+    if not is_uri(path) and not Path(path, "_delta_log").is_dir():
+        return None
     try:
-        return DeltaTable(path, storage_options=storage_options)
+        return DeltaTable(path, storage_options=storage_options if is_uri(path) else None)
     except TableNotFoundError:
         return None

@@ -12,9 +12,10 @@ from pyspark.sql import functions as F
 from normalization_core.catalog import parse_catalog
 from normalization_core.commands import main as cli_main
 from normalization_core.columns import NATIVE as N
+from normalization_core import dedup_load
 from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
-from normalization_core.io.delta import read_table
+from normalization_core.io.delta import MAX_ATTEMPTS, read_table
 from normalization_core.pipeline import normalize_load
 from normalization_core.plan import StreamPlan
 from normalization_core.schema import schema_from_json_schema
@@ -131,3 +132,51 @@ def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_
     history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)
     current = history.where(N.is_current).select(*current_columns(N, history.columns))
     assert incremental(order) == incremental(list(range(count))) == [table_rows(history), table_rows(current)]
+
+
+@pytest.mark.slow
+def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_once(
+        spark, tmp_path, load_case, monkeypatch, caplog):
+    """Concurrent runs of one stream (issue 17): after load P1 built the MERGE source of its history, P2 commits
+    all its tables; after P1 built the source of its current table, P3 does. P1's history MERGE reads the history
+    in its own transaction (so it sees P2's versions: no key with two current versions), and its current MERGE,
+    merged from a history P3 changed since, runs again. The tables equal all loads' history computed at once."""
+    versions = [[(1, "a", 0), (2, "a", 0)], [(1, "b", 1)], [(1, "c", 2), (2, "b", 1)], [(1, "d", 3)]]
+    packages = [{"load_id": f"P{i}", "created_at": "2024-01-01T00:00:00Z",
+                 "records": [{"id": k, "v": v, "seq": seq} for k, v, seq in records]}
+                for i, records in enumerate(versions)]
+    case = {**load_case("scd/cursor_order.json"), "packages": packages}
+    plan = plan_of(case)
+    config = case_config(tmp_path, case)
+    source = config.source("src")
+    history_path, current_path = config.table_path("src", f"{STREAM}_scd"), config.table_path("src", STREAM)
+
+    def load(i: int) -> None:
+        write_dedup_tables(spark, config, source, N, plan, raw_frame(spark, [packages[i]]), [f"P{i}"])
+
+    merge_by_key = dedup_load.merge_by_key
+    committing = {history_path: 2, current_path: 3}
+    """Which load commits right after P1 built its source for the table at that path."""
+
+    def merge_while_another_load_commits(spark, path, merge_source, *args, **kwargs):
+        def source_then_another_load():
+            rows = merge_source()
+            if path in committing:
+                with monkeypatch.context() as unpatched:  # that load's own MERGEs run undisturbed
+                    unpatched.setattr(dedup_load, "merge_by_key", merge_by_key)
+                    load(committing.pop(path))
+            return rows
+        return merge_by_key(spark, path, source_then_another_load, *args, **kwargs)
+
+    load(0)
+    monkeypatch.setattr(dedup_load, "merge_by_key", merge_while_another_load_commits)
+    load(1)
+
+    assert not committing
+    history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)
+    current = history.where(N.is_current).select(*current_columns(N, history.columns))
+    assert [table_rows(read_table(spark, p)) for p in (history_path, current_path)] == [
+        table_rows(history), table_rows(current)]
+    assert sorted((r["id"], r["v"]) for r in read_table(spark, current_path).collect()) == [(1, "d"), (2, "b")]
+    retried = [r.getMessage() for r in caplog.records if r.name == "lakenorm" and r.levelname == "WARNING"]
+    assert len(retried) == 1 and f"concurrent commit on {current_path} (attempt 1 of {MAX_ATTEMPTS})" in retried[0]

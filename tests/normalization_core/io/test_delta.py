@@ -13,6 +13,7 @@ from normalization_core.io.delta import (
     merged_table_properties,
     read_table,
 )
+from normalization_core.io.storage import open_delta_table
 
 
 def test_materialized_rows_are_read_once_and_their_plan_holds_no_table_scan(spark, tmp_path):
@@ -96,3 +97,15 @@ def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_
     retried = [r for r in caplog.records if r.name == "lakenorm" and r.levelname == "WARNING"]
     assert len(retried) == 1
     assert f"concurrent commit on {path} (attempt 1 of {delta.MAX_ATTEMPTS}), retrying" in retried[0].getMessage()
+
+
+def test_a_table_whose_creation_has_not_committed_yet_is_no_table_to_align(spark, tmp_path):
+    """Another run creating the table has made its `_delta_log` but not written its first commit yet (issue 17:
+    a concurrent run failed on it with delta-rs's `TableNotFoundError`): nothing to align, and no table to open."""
+    path = tmp_path / "table"
+    (path / "_delta_log").mkdir(parents=True)
+
+    align_deletion_vectors(spark, str(path), deletion_vectors=True)
+
+    assert open_delta_table(str(path), None) is None
+    assert not delta.is_delta_table(spark, str(path))
