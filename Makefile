@@ -21,7 +21,7 @@ demo: $(STAMP) $(JARS)
 
 # Two worker processes, each with its own SparkSession; a test module stays on one worker.
 test: $(STAMP) $(JARS) $(S3_JARS)
-	$(PY) -m pytest -n 2 --dist loadscope
+	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder
 
 test-fast: $(STAMP) $(JARS) $(S3_JARS)
 	$(PY) -m pytest -m "not slow"

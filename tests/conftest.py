@@ -24,6 +24,16 @@ TEST_SPARK_CONF = {
 }
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Modules holding slow end-to-end tests first, each module's tests kept together and in order.
+
+    `make test` hands whole modules to two workers (`--dist loadscope --no-loadscope-reorder`): a long module
+    started last would keep one worker busy after the other has finished.
+    """
+    slow_modules = {item.module.__name__ for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.module.__name__ not in slow_modules)
+
+
 @pytest.fixture(scope="session")
 def spark():
     session = build_spark_session(TEST_SPARK_CONF, app_name="lakenorm-tests")

@@ -18,6 +18,7 @@ from normalization_core.io.jars import ensure_s3_jars
 from tests.normalization_core.table_snapshots import SAMPLE_TABLES, assert_same_tables, normalize, sample_shop, write_config
 
 REPO = Path(__file__).parents[2]
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
 def kill_first_executor_mid_task(cluster: Path, driver: subprocess.Popen, timeout: float = 600) -> int | None:
@@ -58,6 +59,9 @@ def test_a_standalone_cluster_writing_to_a_bucket_equals_a_local_run(spark, tmp_
                               {**source, "landing": s3_bucket.uri("landing/shop")}, s3_bucket.endpoint,
                               spark={"master": master, "spark.driver.extraClassPath": s3a_jars,
                                      "spark.executor.extraClassPath": s3a_jars, "spark.executor.memory": "512m",
+                                     # short-lived JVMs on two shared cores: the quick compiler costs less CPU
+                                     "spark.driver.extraJavaOptions": QUICK_JIT,
+                                     "spark.executor.extraJavaOptions": QUICK_JIT,
                                      "spark.sql.shuffle.partitions": "4"})
         env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
                "PYTHONPATH": str(REPO)}
