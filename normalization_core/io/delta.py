@@ -102,8 +102,16 @@ def read_table(spark: SparkSession, path: str) -> DataFrame:
 
 
 def table_version(spark: SparkSession, path: str) -> int:
-    """The table's newest version (its last commit, read from the log on the driver)."""
-    return int(DeltaTable.forPath(spark, path).history(1).first()["version"])
+    """The table's newest version, read from its log on the driver.
+
+    Through the JVM's `DeltaLog` (Delta 4.4's `update(stalenessAcceptable, checkIfUpdatedSinceTs, catalogTable)`):
+    `DeltaTable.history` answers the same but runs a Spark job, and this is asked twice per MERGE that checks its
+    source table.
+    """
+    jvm = spark._jvm
+    unset = jvm.scala.Option.empty()
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+    return int(log.update(False, unset, unset).version())
 
 
 def materialized(df: DataFrame) -> DataFrame:

@@ -148,11 +148,10 @@ def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_on
     case = {**load_case("scd/cursor_order.json"), "packages": packages}
     plan = plan_of(case)
     config = case_config(tmp_path, case)
-    source = config.source("src")
     history_path, current_path = config.table_path("src", f"{STREAM}_scd"), config.table_path("src", STREAM)
 
     def load(i: int) -> None:
-        write_dedup_tables(spark, config, source, N, plan, raw_frame(spark, [packages[i]]), [f"P{i}"])
+        write_dedup_tables(spark, SourceTables.of(config, "src"), plan, raw_frame(spark, [packages[i]]), [f"P{i}"])
 
     merge_by_key = dedup_load.merge_by_key
     committing = {history_path: 2, current_path: 3}

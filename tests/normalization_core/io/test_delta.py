@@ -1,9 +1,11 @@
 """Delta helpers: materialized rows stay what they were when read; MERGEs by key create, merge and count."""
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 from delta.tables import DeltaTable
 from deltalake import DeltaTable as RustDeltaTable
+from deltalake import write_deltalake
 
 from normalization_core.io import delta
 from normalization_core.io.delta import (
@@ -12,6 +14,7 @@ from normalization_core.io.delta import (
     merge_by_key,
     merged_table_properties,
     read_table,
+    table_version,
 )
 from normalization_core.io.storage import open_delta_table
 
@@ -109,3 +112,14 @@ def test_a_table_whose_creation_has_not_committed_yet_is_no_table_to_align(spark
 
     assert open_delta_table(str(path), None) is None
     assert not delta.is_delta_table(spark, str(path))
+
+
+def test_table_version_is_the_newest_commit_also_one_another_writer_made(spark, tmp_path):
+    path = str(tmp_path / "t")
+    spark.range(2).write.format("delta").save(path)
+    assert table_version(spark, path) == 0
+    rows = pa.table({"id": pa.array([7, 8], pa.int64())})
+    for _ in range(2):  # another writer (delta-rs, outside this JVM and its cached logs)
+        write_deltalake(path, rows, mode="append")
+    assert table_version(spark, path) == 2
+    assert sorted(r.id for r in read_table(spark, path).collect()) == [0, 1, 7, 7, 8, 8]
