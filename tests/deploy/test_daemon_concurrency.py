@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -52,10 +53,13 @@ def dagster_home(folder: Path, max_concurrent_runs: int) -> Path:
     return folder
 
 
-def finished_runs(instance: dg.DagsterInstance, count: int, timeout: float) -> list[dg.DagsterRun]:
+def finished_runs(instance: dg.DagsterInstance, count: int, timeout: float,
+                  daemon: subprocess.Popen, log: Path) -> list[dg.DagsterRun]:
     done = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            raise AssertionError(f"dagster-daemon exited ({daemon.returncode}):\n{log.read_text()[-3000:]}")
         runs = instance.get_runs(filters=dg.RunsFilter(statuses=done))
         if len(runs) >= count:
             return runs
@@ -123,19 +127,21 @@ def test_four_packages_landing_at_once_run_concurrently_under_the_daemon(spark, 
         env = dagster_env(home, config, server.url)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        daemon = start_dagster_daemon(REPO / "workspace.yaml", env, tmp_path / "daemon.log")
-        try:
-            with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+        # The instance's tables are created here, before the daemon starts: two processes creating them at once
+        # fail (PostgreSQL: type "runs" already exists).
+        with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+            daemon = start_dagster_daemon(REPO / "workspace.yaml", env, tmp_path / "daemon.log")
+            try:
                 # Four Spark drivers at once on a shared 2-core machine: a run took up to ~14 min.
-                runs = finished_runs(instance, PACKAGES, timeout=1800)
+                runs = finished_runs(instance, PACKAGES, 1800, daemon, tmp_path / "daemon.log")
                 failed = failures(instance, runs)
                 started = [event_times(instance, r.run_id, dg.DagsterEventType.STEP_START) for r in runs]
                 ended = [event_times(instance, r.run_id, dg.DagsterEventType.RUN_SUCCESS) for r in runs
                          if r.status == dg.DagsterRunStatus.SUCCESS]
                 warnings = [e.user_message for r in runs for e in instance.all_logs(r.run_id)
                             if e.level == 30 and "concurrent commit on" in e.user_message]
-        finally:
-            stop(daemon.pid)
+            finally:
+                stop(daemon.pid)
     assert [r.status for r in runs] == [dg.DagsterRunStatus.SUCCESS] * PACKAGES, (
         f"{failed}\n--- daemon log (end) ---\n{(tmp_path / 'daemon.log').read_text()[-3000:]}")
     assert sorted(r.tags["dagster/partition"] for r in runs) == sorted(load_ids)
