@@ -245,6 +245,13 @@ def dagster_env(home: Path, config: Path, pg_url: str) -> dict[str, str]:
             "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
 
 
+def create_instance_tables(env: Mapping[str, str]) -> None:
+    """The instance's tables, created before the daemon and the webserver start: two processes creating them at
+    once on a fresh PostgreSQL fail (type "runs" already exists) and the loser exits."""
+    subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env={**os.environ, **env},
+                   cwd=env["DAGSTER_HOME"], check=True, capture_output=True)
+
+
 def start_dagster_daemon(workspace: Path, env: Mapping[str, str], log: Path) -> subprocess.Popen:
     return start([str(BIN / "dagster-daemon"), "run", "-w", str(workspace)], log, env, cwd=Path(env["DAGSTER_HOME"]))
 

@@ -97,6 +97,7 @@ def up(stack: Stack) -> int:
     write_files(stack)
     print("dagster-daemon (sensors, run queue) and dagster-webserver")
     workspace = REPO / "workspace.yaml"
+    services.create_instance_tables(stack.env())
     stack.remember("dagster-daemon", services.start_dagster_daemon(workspace, stack.env(), stack.log("dagster-daemon")).pid)
     webserver = services.start_dagster_webserver(workspace, stack.env(), ports["webserver"], stack.log("dagster-webserver"))
     stack.remember("dagster-webserver", webserver.pid)

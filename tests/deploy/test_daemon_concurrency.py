@@ -19,7 +19,7 @@ import yaml
 from dagster._core.instance.ref import InstanceRef  # not exported by dagster 1.13
 from pyspark.sql import functions as F
 
-from deploy.services import dagster_env, postgres, start_dagster_daemon, stop
+from deploy.services import create_instance_tables, dagster_env, postgres, start_dagster_daemon, stop
 from normalization_core.commands import main
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
@@ -127,8 +127,7 @@ def test_four_packages_landing_at_once_run_concurrently_under_the_daemon(spark, 
         env = dagster_env(home, config, server.url)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        # The instance's tables are created here, before the daemon starts: two processes creating them at once
-        # fail (PostgreSQL: type "runs" already exists).
+        create_instance_tables(env)  # as `make stack-up` does
         with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
             daemon = start_dagster_daemon(REPO / "workspace.yaml", env, tmp_path / "daemon.log")
             try:
