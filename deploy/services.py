@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pyspark
 
+from normalization_core.io.jars import JARS_DIR_ENV, jars_dir
+
 SPARK_HOME = Path(pyspark.__file__).parent
 BIN = Path(sys.executable).parent
 """The venv's console scripts: dagster-daemon, dagster-webserver, moto_server."""
@@ -241,8 +243,9 @@ def start_s3_server(port: int, log: Path) -> subprocess.Popen:
 
 def dagster_env(home: Path, config: Path, pg_url: str) -> dict[str, str]:
     """The environment of the daemon, the webserver and (inherited) every run they launch."""
+    # The jar cache by absolute path: runs start in DAGSTER_HOME, where the default `.lakenorm/jars` is not.
     return {"DAGSTER_HOME": str(home), "LAKENORM_CONFIG": str(config), "LAKENORM_PG_URL": pg_url,
-            "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+            "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable, JARS_DIR_ENV: str(jars_dir())}
 
 
 def create_instance_tables(env: Mapping[str, str]) -> None:

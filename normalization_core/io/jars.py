@@ -6,9 +6,12 @@ Later sessions put the cached jars on the classpath and never touch the network.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 # The newest Delta build for Spark 4.2 on Maven Central. The Python package delta-spark 4.4.1
@@ -54,11 +57,25 @@ def ensure_jars(coordinate: str, directory: Path) -> list[str]:
     """Cached jars of `coordinate`, resolving them first (one network access) when the cache is empty."""
     jars = cached_jars(directory)
     if jars is None:
-        resolve_jars(coordinate, directory)
-        jars = cached_jars(directory)
+        with _resolution_lock(directory):  # concurrent runs on a fresh cache: one resolves, the others wait
+            jars = cached_jars(directory)
+            if jars is None:
+                resolve_jars(coordinate, directory)
+                jars = cached_jars(directory)
     if jars is None:
         raise RuntimeError(f"{coordinate} could not be resolved into {directory}")
     return jars
+
+
+@contextmanager
+def _resolution_lock(directory: Path) -> Iterator[None]:
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with open(directory.parent / f".{directory.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def ensure_delta_jars(directory: Path | None = None) -> list[str]:
