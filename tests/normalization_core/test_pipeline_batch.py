@@ -58,10 +58,15 @@ def tables(spark, cfg):
 
 
 @pytest.mark.slow
-def test_one_pass_equals_load_by_load(spark, tmp_path, monkeypatch):
+def test_one_pass_equals_load_by_load_under_sparks_own_settings(spark, tmp_path, monkeypatch):
+    """The pass runs with the small-input settings (no adaptive execution, no code generation: every other test's
+    packages are small too); load by load runs with Spark's own settings. Both give the same tables."""
     one_by_one, batched = warehouse(tmp_path, "wh_single"), warehouse(tmp_path, "wh_batch")
     ids = [p.load_id for p in discover_packages(one_by_one.source("shop").landing, "shop").packages]
-    singles = [normalize_load(spark, one_by_one, "shop", load_id) for load_id in ids]
+    with monkeypatch.context() as large_inputs:
+        large_inputs.setattr(spark_settings, "SMALL_INPUT_BYTES", 0)
+        singles = [normalize_load(spark, one_by_one, "shop", load_id) for load_id in ids]
+    assert spark.conf.get("spark.sql.codegen.factoryMode", "FALLBACK") == "FALLBACK"
     results = normalize_loads(spark, batched, "shop", ids)
 
     assert [r.load_id for r in results] == ids
@@ -76,14 +81,6 @@ def test_one_pass_equals_load_by_load(spark, tmp_path, monkeypatch):
     expected_tables = tables(spark, one_by_one)
     assert {"orders_scd", "customers", "events", "orders__line_items", "clicks", "clicks__items"} <= set(expected_tables)
     assert tables(spark, batched) == expected_tables
-
-    # The pass ran with the small-input settings (no adaptive execution, no code generation: every other test's
-    # packages are small too); Spark's own settings over the same loads give the same tables.
-    large = warehouse(tmp_path, "wh_large")
-    monkeypatch.setattr(spark_settings, "SMALL_INPUT_BYTES", 0)
-    normalize_loads(spark, large, "shop", ids)
-    assert spark.conf.get("spark.sql.codegen.factoryMode", "FALLBACK") == "FALLBACK"
-    assert tables(spark, large) == expected_tables
 
 
 @pytest.mark.slow
