@@ -8,7 +8,6 @@ from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.config import SourceConfig
-from normalization_core.errors import ConfigError
 from normalization_core.io.versions import latest_versions, record_versions
 from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, stream_plans
 from normalization_core.schema import StreamSchema
@@ -52,9 +51,6 @@ def inferred_plan(source_tables: SourceTables, settings: StreamSettings, previou
     schema = evolve(previous, observed, steering) if previous else infer_schema(
         stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting, steering)
     kept, discards = apply_contract(source.name, stream, stream_contract(source, stream), previous, schema)
-    if discards and settings.destination_sync_mode == "append_dedup":
-        raise ConfigError(f"source {source.name!r}, stream {stream!r}", "schema_contract discard_row and "
-                          "discard_value are not supported for append_dedup streams (use evolve or freeze)")
     return StreamPlan(settings, kept, schema if discards else None, discards)
 
 
