@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.config import SourceConfig
 from normalization_core.io.versions import latest_versions, record_versions
-from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, stream_plans
+from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas, stream_plans
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import apply_contract, stream_contract
 from normalization_core.schema.inference import Steering, evolve, infer_schema
@@ -56,8 +56,7 @@ def inferred_plan(source_tables: SourceTables, settings: StreamSettings, previou
 
 def starting_schema(source: SourceConfig, stream: str, stored: StreamSchema | None) -> StreamSchema | None:
     """What a load of an inferred stream evolves from: its stored schema, or its `schema_file`'s."""
-    override = source.streams.get(stream)
-    given = override.schema if override and override.schema else source.schemas.get(stream)
+    given = schema_file_schemas(source).get(stream)
     return stored if given is None else with_stored_additions(given, stored)
 
 
