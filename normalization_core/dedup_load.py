@@ -6,6 +6,7 @@ with one MERGE per table. A rebuild runs the same transforms over the whole raw 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 
 from pyspark import StorageLevel
@@ -25,9 +26,16 @@ from normalization_core.io.delta import (
 )
 from normalization_core.plan import StreamPlan, output_tables
 from normalization_core.schema import StreamSchema
+from normalization_core.schema.contract import NO_DISCARDS, Discards
 from normalization_core.schema.model import TableSchema, find_table, root_table
 from normalization_core.source_tables import SourceTables
-from normalization_core.transform.nesting import child_table, typed_root
+from normalization_core.transform.discard import (
+    DiscardedCounts,
+    counted_discards,
+    flag_discards,
+    without_discarded,
+)
+from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.internal_columns import DELETE, RECORD_HASH, VERSION
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.scd import (
@@ -42,9 +50,37 @@ from normalization_core.transform.scd import (
     with_version_keys,
 )
 
+@dataclass(frozen=True)
+class DedupCounts:
+    """What applying loads to an `append_dedup` stream's tables did."""
+
+    changed: dict[str, int]
+    """Rows each table's MERGE inserted, updated or deleted."""
+    discarded: dict[str, dict[str, DiscardedCounts]] = field(default_factory=dict)
+    """Per table, per load: rows and values the stream's schema contract left out (SPEC §5.4; raw keeps them)."""
+
+
 def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
-                       raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]) -> dict[str, int]:
-    """Apply loads to the stream's history, current and child tables; returns rows changed per table."""
+                       raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]) -> DedupCounts:
+    """Apply loads to the stream's history, current and child tables.
+
+    What the schema contract discards (`plan.discards`) never becomes a version: a discarded root row is left
+    out of the incoming versions (so its children, keyed from history rows, go too), a discarded value out of
+    its row, a discarded child row out of its table's MERGE source.
+    """
+    names = source_tables.names
+    parsed = parse_versions(raw_rows, names, plan.load_schema or plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        changed = _merge_loads(spark, source_tables, plan, parsed, load_ids) if plan.tables else {}
+        discarded = _discarded(parsed, names, plan, load_ids) if plan.discards else {}
+    finally:
+        parsed.unpersist()
+    return DedupCounts(changed, discarded)
+
+
+def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan, parsed: ParsedRecords,
+                 load_ids: Sequence[str]) -> dict[str, int]:
+    """One MERGE per table of the stream; rows changed per table."""
     names = source_tables.names
     cols = scd_columns(plan.settings, root_table(plan.schema))
     root, *children = plan.tables
@@ -52,8 +88,8 @@ def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: S
     paths = {t: source_tables.path(t) for t in output_tables(plan, names)}
     history_path = paths[names.history_table(root)]
     props = aligned_properties(spark, source_tables, paths.values())
-    parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
-    incoming = _versions(parsed, names, plan.schema, cols).persist(StorageLevel.MEMORY_AND_DISK)
+    incoming = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
+    incoming = incoming.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         keys = materialized(incoming.select(*cols.keys).distinct())
 
@@ -69,9 +105,8 @@ def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: S
             history = materialized(touched(read_table(spark, history_path), keys, cols))
             return current_changes(history, keys, names, cols)
 
-        def children_source(versioned: DataFrame, child: str) -> DataFrame:
-            rows = child_table(versioned, names, plan.schema, child, VERSION)
-            return rows.withColumn(DELETE, F.lit(False))
+        def children_source(versioned: ParsedRecords, child: str) -> DataFrame:
+            return _child_rows(versioned, names, plan, children)[child].withColumn(DELETE, F.lit(False))
 
         changed = {names.history_table(root):
                    merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE, props)}
@@ -87,8 +122,28 @@ def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: S
         changed.update(zip(tables, run_concurrently(writes)))
     finally:
         incoming.unpersist()
-        parsed.unpersist()
     return changed
+
+
+def _child_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, children: Sequence[str]
+                ) -> dict[str, DataFrame]:
+    """The child tables' rows of the versions, keyed from each version's history row, without what the
+    contract discards (a root row it discards is no version, so its children are not among these)."""
+    schema = plan.load_schema or plan.schema
+    frames = {c: child_table(versioned, names, schema, c, VERSION) for c in children}
+    if not plan.discards:
+        return frames
+    flagged = flag_discards(frames, schema, plan.discards, names)
+    return {c: without_discarded(df, c, plan.discards) for c, df in flagged.frames.items()}
+
+
+def _discarded(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan, load_ids: Sequence[str]
+               ) -> dict[str, dict[str, DiscardedCounts]]:
+    """What the contract discards of every record of the loads, duplicates too (as for an `append` stream):
+    counted by explicit aggregates, once (a MERGE may evaluate its source more than once)."""
+    schema = plan.load_schema or plan.schema
+    frames = typed_tables(parsed, names, schema, normalized_at=F.current_timestamp())
+    return counted_discards(flag_discards(frames, schema, plan.discards, names), names, load_ids)
 
 
 def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
@@ -134,11 +189,17 @@ def parse_versions(raw_rows: DataFrame | RawRecords, names: SystemNames, schema:
     return parse_records(raw_rows, names, schema, carry=[digest])
 
 
-def _versions(parsed: ParsedRecords, names: SystemNames, schema: StreamSchema, cols: ScdColumns) -> DataFrame:
-    """Typed root rows as versions: row key = version key, plus unique key, file and line."""
+def _versions(parsed: ParsedRecords, names: SystemNames, schema: StreamSchema, cols: ScdColumns,
+              discards: Discards = NO_DISCARDS) -> DataFrame:
+    """Typed root rows as versions: row key = version key, plus unique key, file and line; without the rows
+    and values `discards` leaves out."""
+    root = root_table(schema)
     typed = typed_root(parsed, names, schema, normalized_at=F.current_timestamp(),
                        carry=[RECORD_HASH, names.file, names.line])
-    return with_version_keys(typed, names, cols, root_table(schema))
+    if discards:
+        flagged = flag_discards({root["name"]: typed}, schema, discards, names)
+        typed = without_discarded(flagged.frames[root["name"]], root["name"], discards)
+    return with_version_keys(typed, names, cols, root)
 
 
 def _version_ids(history: DataFrame, names: SystemNames, root: TableSchema) -> DataFrame:

@@ -13,6 +13,6 @@ def landed_packages(config: LakenormConfig, source: SourceConfig) -> Discovery:
 
 
 def known_streams(config: LakenormConfig, source: SourceConfig) -> list[str]:
-    """Streams of the catalog, of the configuration's overrides and of the packages landed so far."""
+    """Streams of the catalog, of the configuration's overrides and `schema_file`, and of the packages landed so far."""
     landed = source_input(source).landed_streams(config, source)
-    return sorted(set(source_catalog(source)) | set(source.streams) | landed)
+    return sorted(set(source_catalog(source)) | set(source.streams) | set(source.schemas) | landed)

@@ -8,9 +8,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.config import SourceConfig
-from normalization_core.errors import ConfigError
 from normalization_core.io.versions import latest_versions, record_versions
-from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, stream_plans
+from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas, stream_plans
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import apply_contract, stream_contract
 from normalization_core.schema.inference import Steering, evolve, infer_schema
@@ -52,16 +51,12 @@ def inferred_plan(source_tables: SourceTables, settings: StreamSettings, previou
     schema = evolve(previous, observed, steering) if previous else infer_schema(
         stream, observed, source.convention, source.max_identifier_length, source.max_table_nesting, steering)
     kept, discards = apply_contract(source.name, stream, stream_contract(source, stream), previous, schema)
-    if discards and settings.destination_sync_mode == "append_dedup":
-        raise ConfigError(f"source {source.name!r}, stream {stream!r}", "schema_contract discard_row and "
-                          "discard_value are not supported for append_dedup streams (use evolve or freeze)")
     return StreamPlan(settings, kept, schema if discards else None, discards)
 
 
 def starting_schema(source: SourceConfig, stream: str, stored: StreamSchema | None) -> StreamSchema | None:
     """What a load of an inferred stream evolves from: its stored schema, or its `schema_file`'s."""
-    override = source.streams.get(stream)
-    given = override.schema if override and override.schema else source.schemas.get(stream)
+    given = schema_file_schemas(source).get(stream)
     return stored if given is None else with_stored_additions(given, stored)
 
 

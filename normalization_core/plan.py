@@ -2,7 +2,8 @@
 
 Every layer that needs "the tables of a stream" (writers, rebuild, checks, maintenance, the asset graph)
 asks `output_tables`. Plans of catalog streams come from the catalog alone (`stream_plans`); the asset
-graph adds inferred streams' newest stored schemas, read without a JVM (`asset_stream_plans`).
+graph adds inferred streams' newest stored schemas, read without a JVM, and their `schema_file`s'
+(`asset_stream_plans`).
 """
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) ->
 
 
 def asset_stream_plans(source_tables: SourceTables) -> dict[str, StreamPlan]:
-    """Catalog plans plus the inferred streams' newest stored schemas (for the Dagster asset graph).
+    """Catalog plans plus the inferred streams' newest stored schemas, else their `schema_file`'s (for the
+    Dagster asset graph).
 
     The schemas are read with delta-rs, so loading the code location starts no JVM (SPEC §8); a store
     delta-rs cannot open leaves the inferred streams out of the graph until it can, with a warning."""
@@ -112,14 +114,21 @@ def asset_stream_plans(source_tables: SourceTables) -> dict[str, StreamPlan]:
     plans = stream_plans(source)
     if source.convention not in TYPED_CONVENTIONS:
         return plans
-    stored = _stored_versions(source_tables)
-    if not stored:
+    stored = {s: v.schema for s, v in _stored_versions(source_tables).items() if v.schema.get("inferred")}
+    given = schema_file_schemas(source)  # streams not loaded yet show their schema file's tables
+    inferred = {**given, **stored}
+    if not inferred:
         return plans
     catalog = source_catalog(source)
-    for stream, version in stored.items():
-        if stream not in plans and version.schema.get("inferred"):
-            plans[stream] = StreamPlan(stream_settings(source, catalog, stream), version.schema)
+    for stream, schema in inferred.items():
+        if stream not in plans:
+            plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
     return distinct_plans(source, plans)
+
+
+def schema_file_schemas(source: SourceConfig) -> dict[str, StreamSchema]:
+    """The streams' schemas given by `schema_file`s (SPEC §5.4): a stream's own file wins over the source's."""
+    return {**source.schemas, **{s: o.schema for s, o in source.streams.items() if o.schema is not None}}
 
 
 def _stored_versions(source_tables: SourceTables) -> dict[str, StoredVersion]:

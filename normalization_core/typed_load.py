@@ -74,9 +74,11 @@ def write_typed_tables(spark: SparkSession, source_tables: SourceTables, plan: S
 def dedup_counts(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame | RawRecords,
                  load_ids: Sequence[str]) -> dict[str, TypedCounts]:
     """One load: rows its MERGEs changed per table; several: rows each load holds in each table afterwards."""
-    changed = write_dedup_tables(spark, source_tables, plan, raw_rows, load_ids)
+    written = write_dedup_tables(spark, source_tables, plan, raw_rows, load_ids)
+    discarded = {load_id: {t: d[load_id] for t, d in written.discarded.items()} for load_id in load_ids}
     if len(load_ids) == 1:
-        return {load_ids[0]: TypedCounts(changed, {})}
+        return {load_ids[0]: TypedCounts(written.changed, {}, discarded[load_ids[0]])}
     load_column = source_tables.names.load_id
-    held = {t: rows_per_load(spark, source_tables.path(t), load_column, load_ids) for t in changed}
-    return {load_id: TypedCounts({t: per_load[load_id] for t, per_load in held.items()}, {}) for load_id in load_ids}
+    held = {t: rows_per_load(spark, source_tables.path(t), load_column, load_ids) for t in written.changed}
+    return {load_id: TypedCounts({t: per_load[load_id] for t, per_load in held.items()}, {}, discarded[load_id])
+            for load_id in load_ids}

@@ -40,3 +40,7 @@ PATH, VALUE, VALUE_KIND, EXTRACTED_AT, OBJECT_KEY = "#path", "#value", "#kind", 
 # Counters (`counts`, `discard`)
 NULLED_CHANGES = "#nulled"
 DISCARDED, PARENT_DISCARDED = "#discarded", "#parent_discarded"
+DISCARDED_VALUES = "#discarded_values"
+"""Values a contract discards from a row (`discard`)."""
+TABLE_NAME = "#table"
+"""The table a counter row counts (`discard.counted_discards`)."""

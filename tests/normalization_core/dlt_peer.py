@@ -117,26 +117,28 @@ def _rows(folder: Path, pq: Any) -> list[dict]:
     return rows
 
 
-def _contract_pipeline(workdir: Path, first: dict[str, list[dict]]) -> Any:
-    """A pipeline that loaded `first` ({stream: records}) with dlt's default contract."""
+def _contract_pipeline(workdir: Path, first: dict[str, list[dict]], hints: dict[str, dict] | None = None) -> Any:
+    """A pipeline that loaded `first` ({stream: records}) with dlt's default contract (`hints`: as `run_dlt`'s)."""
     import dlt
 
     os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
                        "RUNTIME__DLTHUB_TELEMETRY": "false"})
     pipeline = dlt.pipeline(pipeline_name="contract", dataset_name="ds", destination=dlt.destinations.filesystem(
         bucket_url=(workdir / "tables").resolve().as_uri()))
-    pipeline.run([dlt.resource(records, name=stream) for stream, records in first.items()],
-                 loader_file_format="parquet")
+    pipeline.run([dlt.resource(records, name=stream, **_resource_args((hints or {}).get(stream)))
+                  for stream, records in first.items()], loader_file_format="parquet")
     return pipeline
 
 
 def dlt_contract_tables(workdir: Path, first: dict[str, list[dict]], second: dict[str, list[dict]],
-                        contracts: dict[str, Any]) -> dict[str, Any]:
-    """dlt's tables (as `run_dlt`) after `first`, then `second` with each stream under its contract."""
+                        contracts: dict[str, Any], hints: dict[str, dict] | None = None) -> dict[str, Any]:
+    """dlt's tables (as `run_dlt`) after `first`, then `second` with each stream under its contract
+    (`hints`: `dlt.resource` arguments per stream for both loads, as `run_dlt`'s)."""
     import dlt
 
-    pipeline = _contract_pipeline(workdir, first)
-    pipeline.run([dlt.resource(records, name=stream, schema_contract=contracts[stream])
+    pipeline = _contract_pipeline(workdir, first, hints)
+    pipeline.run([dlt.resource(records, name=stream, schema_contract=contracts[stream],
+                               **_resource_args((hints or {}).get(stream)))
                   for stream, records in second.items()], loader_file_format="parquet")
     return _tables(pipeline, workdir / "tables")
 

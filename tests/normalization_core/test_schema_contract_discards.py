@@ -26,19 +26,23 @@ def named(stream: str, counts: dict[str, int]) -> dict[str, int]:
     return {stream + table[1:]: n for table, n in counts.items()}
 
 
-def normalize_both_loads(spark, work: Path):
-    """lakenorm over the two loads, the second with each case's stream under its contract."""
+def normalize_both_loads(spark, work: Path, data: dict = DATA, stream_settings: dict | None = None):
+    """lakenorm over the two loads of `data`, the second with each case's stream under its contract
+    (`stream_settings`: more settings of every stream); returns a table reader, the second load's result and
+    the configuration of the second load."""
     (work / "landing").mkdir(parents=True)
     first, second = (parse_config({"warehouse": "wh", "sources": [{
         "name": "chain", "landing": "landing", "convention": "dlt",
-        "streams": {c["stream"]: {"schema_contract": c["contract"] if later else "evolve"} for c in CASES}}]},
+        "streams": {c["stream"]: {**(stream_settings or {}), "schema_contract": c["contract"] if later else "evolve"}
+                    for c in data["cases"]}}]},
         base_dir=work) for later in (False, True))
     landing = first.source("chain").landing
-    for load_id, second_of_minute, records in zip(LOAD_IDS, ("20", "21"), (DATA["first"], DATA["second"])):
-        write_package(landing, load_id, f"2023-11-14T22:13:{second_of_minute}Z", {c["stream"]: records for c in CASES})
+    for load_id, second_of_minute, records in zip(LOAD_IDS, ("20", "21"), (data["first"], data["second"])):
+        write_package(landing, load_id, f"2023-11-14T22:13:{second_of_minute}Z",
+                      {c["stream"]: records for c in data["cases"]})
     normalize_load(spark, first, "chain", LOAD_IDS[0])
     result = normalize_load(spark, second, "chain", LOAD_IDS[1])
-    return (lambda table: read_table(spark, second.table_path("chain", table))), result
+    return (lambda table: read_table(spark, second.table_path("chain", table))), result, second
 
 
 @pytest.mark.slow
@@ -46,7 +50,7 @@ def test_discarded_rows_and_values_match_dlt_and_are_counted(spark, tmp_path):
     streams = [c["stream"] for c in CASES]
     peer = dlt_contract_tables(tmp_path / "dlt", {s: DATA["first"] for s in streams},
                                {s: DATA["second"] for s in streams}, {c["stream"]: c["contract"] for c in CASES})
-    ours, result = normalize_both_loads(spark, tmp_path / "lakenorm")
+    ours, result, _ = normalize_both_loads(spark, tmp_path / "lakenorm")
 
     registry = {row["stream"]: row for row in ours("_dlt_stream_loads").where(f"load_id = '{LOAD_IDS[1]}'").collect()}
     for case in CASES:
