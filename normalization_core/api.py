@@ -4,7 +4,7 @@ Everything outside the library imports from here; the modules behind it may chan
 """
 from __future__ import annotations
 
-from normalization_core.catalog import resolve_primary_key
+from normalization_core.stream_settings import resolve_primary_key
 from normalization_core.columns import SystemNames
 from normalization_core.conventions import system_names
 from normalization_core.config import CONFIG_ENV, DEFAULT_CONFIG_FILE, LakenormConfig, SourceConfig, load_config

@@ -9,7 +9,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
+from normalization_core.catalog import source_catalog, stream_settings
+from normalization_core.stream_settings import StreamSettings
 from normalization_core.columns import SystemNames
 from normalization_core.conventions import CONVENTIONS, system_names
 from normalization_core.config import SourceConfig
