@@ -2,7 +2,7 @@
 
 Every layer that needs "the tables of a stream" (writers, rebuild, checks, maintenance, the asset graph)
 asks `output_tables`. Plans of catalog streams come from the catalog alone (`stream_plans`); the asset
-graph adds inferred streams' newest stored schemas, read without a JVM (`asset_stream_plans`).
+graph adds inferred streams' newest stored schemas, read without a JVM (`stream_plans(..., stored_in=)`).
 """
 from __future__ import annotations
 
@@ -66,10 +66,20 @@ def output_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
     return plan.tables if history is None else [history, *plan.tables]
 
 
-def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
-    """Plans for the streams typed from the source's catalog (inferred streams: `load_plans`)."""
+def stream_plans(source: SourceConfig, stored_in: SourceTables | None = None) -> dict[str, StreamPlan]:
+    """Plans for the streams typed from the source's catalog (inferred streams of a load: `load_plans`);
+    with `stored_in` (the Dagster asset graph), also the inferred streams' newest stored schemas there.
+
+    The stored schemas are read with delta-rs, so loading the code location starts no JVM (SPEC §8); a store
+    delta-rs cannot open leaves the inferred streams out of the graph until it can, with a warning."""
     if source.convention not in TYPED_CONVENTIONS:
         return {}
+    plans = _catalog_plans(source)
+    return plans if stored_in is None else _with_stored_plans(stored_in, plans)
+
+
+def _catalog_plans(source: SourceConfig) -> dict[str, StreamPlan]:
+    """Plans of the catalog's streams that come with a JSON Schema."""
     catalog = source_catalog(source)
     plans = {}
     for name in catalog:
@@ -104,15 +114,9 @@ def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) ->
                                                              f"to table {table!r}; rename one of them")
 
 
-def asset_stream_plans(source_tables: SourceTables) -> dict[str, StreamPlan]:
-    """Catalog plans plus the inferred streams' newest stored schemas (for the Dagster asset graph).
-
-    The schemas are read with delta-rs, so loading the code location starts no JVM (SPEC §8); a store
-    delta-rs cannot open leaves the inferred streams out of the graph until it can, with a warning."""
+def _with_stored_plans(source_tables: SourceTables, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:
+    """`plans` plus the inferred streams' newest stored schemas."""
     source = source_tables.source
-    plans = stream_plans(source)
-    if source.convention not in TYPED_CONVENTIONS:
-        return plans
     stored = _stored_versions(source_tables)
     if not stored:
         return plans

@@ -11,7 +11,7 @@ from normalization_core import commands
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
-from normalization_core.plan import asset_stream_plans
+from normalization_core.plan import stream_plans
 from normalization_core.source_tables import SourceTables
 from pipeline_assets.factories import build_source_assets
 from tests.code_location import loaded_without_a_jvm
@@ -84,7 +84,7 @@ def test_an_inferred_stream_is_typed_evolved_and_versioned_per_load(spark, tmp_p
     assert [t["name"] for t in doc["schema"]["tables"]] == ["things", "things__items", "things__tags"]
     assert ("qty__v_text", "string") in [(c["name"], c["data_type"]) for c in doc["schema"]["tables"][1]["columns"]]
 
-    plans = asset_stream_plans(SourceTables.of(cfg, "shop"))
+    plans = stream_plans(cfg.source("shop"), stored_in=SourceTables.of(cfg, "shop"))
     assert plans["things"].tables == ["things", "things__items", "things__tags"]
     keys = {tuple(k.path) for k in build_source_assets(cfg, cfg.source("shop"), ["things"]).keys}
     assert {("shop", "things"), ("shop", "things__items"), ("shop", "things__tags")} <= keys
