@@ -21,7 +21,6 @@ from normalization_core.plan import StreamPlan, history_table, output_tables, st
 from normalization_core.rebuild import rebuild_stream
 from normalization_core.registered import registered_load_ids, registered_results
 from normalization_core.results import LoadResult, StreamResult
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.schema import schema_document
 from normalization_core.schema.model import StreamSchema, TableSchema, find_table, lineage, root_table
 from normalization_core.source_tables import SourceTables
@@ -44,6 +43,4 @@ __all__ = [
     "is_delta_table", "maintain_tables", "read_table", "table_row_count", "table_schema",
     # checks
     "data_checks",
-    # sample data
-    "SampleSpec", "write_catalog", "write_sample_packages",
 ]
