@@ -24,8 +24,8 @@ from pathlib import Path
 import dagster as dg
 from dagster._core.definitions.run_request import InstigatorType  # not exported by dagster 1.13
 
-from normalization_core.samples import SampleSpec
 from pipeline_assets.demo import SOURCE, land_missing_packages, write_demo_files
+from pipeline_assets.samples import SampleSpec
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"

@@ -16,7 +16,7 @@ from pathlib import Path
 from normalization_core.config import parse_config
 from normalization_core.io.spark import build_spark_session
 from normalization_core.pipeline import normalize_loads
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 
 def run_passes(out: Path, packages: int) -> list[tuple[str, float, range]]:

@@ -28,8 +28,8 @@ from normalization_core.config import load_config
 from normalization_core.io.packages import discover_packages
 from normalization_core.io.spark import build_spark_session
 from normalization_core.pipeline import normalize_load
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
 from peers import BENCH, run_peer, timed_process
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 
 @dataclass(frozen=True)

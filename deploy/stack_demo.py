@@ -12,8 +12,8 @@ from dagster._core.instance.ref import InstanceRef  # not exported by dagster 1.
 
 from normalization_core.config import load_config
 from normalization_core.io.storage import open_delta_table
-from normalization_core.samples import SampleSpec, write_sample_packages
 from normalization_core.source_tables import SourceTables
+from pipeline_assets.samples import SampleSpec, write_sample_packages
 
 MANIFEST = "_manifest.json"
 DONE = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}

@@ -6,7 +6,7 @@ its streams are `append`, as Airbyte configures a stream by default.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,8 @@ import jsonschema
 
 from normalization_core.config import SourceConfig
 from normalization_core.errors import ConfigError
-from normalization_core.schema.model import TableSchema
+from normalization_core.inputs import source_input
+from normalization_core.stream_settings import StreamSettings
 
 _PATH = {"type": "array", "items": {"type": "string"}}
 CATALOG_SCHEMA: dict[str, Any] = {
@@ -36,20 +37,6 @@ CATALOG_SCHEMA: dict[str, Any] = {
         },
     }}},
 }
-
-
-@dataclass(frozen=True)
-class StreamSettings:
-    """How one stream is typed and written."""
-
-    name: str
-    json_schema: dict[str, Any] | None
-    """None: typed by inference."""
-    destination_sync_mode: str = "append"
-    cursor_field: tuple[str, ...] = ()
-    primary_key: tuple[tuple[str, ...], ...] = ()
-    namespace: str | None = None
-    """The catalog stream's namespace (Airbyte hashes it into colliding table names)."""
 
 
 def load_catalog(path: Path) -> dict[str, StreamSettings]:
@@ -100,23 +87,10 @@ def stream_settings(source: SourceConfig, catalog: dict[str, StreamSettings], st
     )
 
 
-def resolve_primary_key(settings: StreamSettings, root: TableSchema) -> tuple[str, ...]:
-    """The root columns of the stream's primary key paths, in key order (empty: the stream has none);
-    a path that is not a column of the root table is a configuration error."""
-    by_path = {tuple(c["path"]): c["name"] for c in root["columns"]}
-    missing = [path for path in settings.primary_key if tuple(path) not in by_path]
-    if missing:
-        raise ConfigError(f"stream {settings.name!r}",
-                          f"primary_key {'.'.join(missing[0])!r} is not a scalar column of the stream")
-    return tuple(by_path[tuple(path)] for path in settings.primary_key)
-
-
 def source_catalog(source: SourceConfig) -> dict[str, StreamSettings]:
     """The configured catalog; without one, the schemas that come with the source's input (SPEC §2.4)."""
     if source.catalog:
         return load_catalog(source.catalog)
-    from normalization_core.inputs import source_input
-
     return source_input(source).catalog(source)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -109,18 +110,20 @@ class LakenormConfig:
         return self.object_store.storage_options()
 
 
-def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The explicit path, else $LAKENORM_CONFIG, else ./lakenorm.yaml."""
-    chosen = explicit or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_FILE
+def find_config_file(explicit: str | os.PathLike[str] | None = None, fallbacks: Sequence[Path] = ()) -> Path:
+    """The explicit path, else $LAKENORM_CONFIG, else ./lakenorm.yaml, else the first of `fallbacks` that is
+    a file (none: ./lakenorm.yaml, which is then missing)."""
+    chosen = explicit or os.environ.get(CONFIG_ENV) or next(
+        (p for p in (Path(DEFAULT_CONFIG_FILE), *fallbacks) if p.is_file()), DEFAULT_CONFIG_FILE)
     path = Path(chosen)
     if not path.is_file():
         raise ConfigError(str(path), f"no such configuration file (pass --config or set {CONFIG_ENV})")
     return path
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> LakenormConfig:
-    """Read and validate a configuration file; relative paths resolve against its folder."""
-    file = find_config_file(path)
+def load_config(path: str | os.PathLike[str] | None = None, fallbacks: Sequence[Path] = ()) -> LakenormConfig:
+    """Read and validate a configuration file (`find_config_file`); relative paths resolve against its folder."""
+    file = find_config_file(path, fallbacks)
     try:
         doc = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

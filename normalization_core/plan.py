@@ -2,15 +2,16 @@
 
 Every layer that needs "the tables of a stream" (writers, rebuild, checks, maintenance, the asset graph)
 asks `output_tables`. Plans of catalog streams come from the catalog alone (`stream_plans`); the asset
-graph adds inferred streams' newest stored schemas, read without a JVM, and their `schema_file`s'
-(`asset_stream_plans`).
+graph adds inferred streams' newest stored schemas, read without a JVM, and the streams' `schema_file`s
+(`stream_plans(..., stored_in=)`).
 """
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
 
-from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
+from normalization_core.catalog import source_catalog, stream_settings
+from normalization_core.stream_settings import StreamSettings
 from normalization_core.columns import SystemNames
 from normalization_core.conventions import CONVENTIONS, system_names
 from normalization_core.config import SourceConfig
@@ -66,10 +67,20 @@ def output_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
     return plan.tables if history is None else [history, *plan.tables]
 
 
-def stream_plans(source: SourceConfig) -> dict[str, StreamPlan]:
-    """Plans for the streams typed from the source's catalog (inferred streams: `load_plans`)."""
+def stream_plans(source: SourceConfig, stored_in: SourceTables | None = None) -> dict[str, StreamPlan]:
+    """Plans for the streams typed from the source's catalog (inferred streams of a load: `load_plans`);
+    with `stored_in` (the Dagster asset graph), also the inferred streams' newest stored schemas there.
+
+    The stored schemas are read with delta-rs, so loading the code location starts no JVM (SPEC §8); a store
+    delta-rs cannot open leaves the inferred streams out of the graph until it can, with a warning."""
     if source.convention not in TYPED_CONVENTIONS:
         return {}
+    plans = _catalog_plans(source)
+    return plans if stored_in is None else _with_stored_plans(stored_in, plans)
+
+
+def _catalog_plans(source: SourceConfig) -> dict[str, StreamPlan]:
+    """Plans of the catalog's streams that come with a JSON Schema."""
     catalog = source_catalog(source)
     plans = {}
     for name in catalog:
@@ -104,19 +115,12 @@ def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) ->
                                                              f"to table {table!r}; rename one of them")
 
 
-def asset_stream_plans(source_tables: SourceTables) -> dict[str, StreamPlan]:
-    """Catalog plans plus the inferred streams' newest stored schemas, else their `schema_file`'s (for the
-    Dagster asset graph).
-
-    The schemas are read with delta-rs, so loading the code location starts no JVM (SPEC §8); a store
-    delta-rs cannot open leaves the inferred streams out of the graph until it can, with a warning."""
+def _with_stored_plans(source_tables: SourceTables, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:
+    """`plans` plus the inferred streams' newest stored schemas, else their `schema_file`'s (streams not loaded
+    yet show their schema file's tables)."""
     source = source_tables.source
-    plans = stream_plans(source)
-    if source.convention not in TYPED_CONVENTIONS:
-        return plans
     stored = {s: v.schema for s, v in _stored_versions(source_tables).items() if v.schema.get("inferred")}
-    given = schema_file_schemas(source)  # streams not loaded yet show their schema file's tables
-    inferred = {**given, **stored}
+    inferred = {**schema_file_schemas(source), **stored}
     if not inferred:
         return plans
     catalog = source_catalog(source)

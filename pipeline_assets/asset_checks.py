@@ -18,7 +18,6 @@ import dagster as dg
 from pyspark.sql import SparkSession
 
 from normalization_core.api import (
-    CheckOutcome,
     ConfigError,
     LoadResult,
     SourceConfig,
@@ -26,18 +25,13 @@ from normalization_core.api import (
     StreamPlan,
     SystemNames,
     TableSchema,
+    data_checks,
     find_table,
     history_table,
     is_delta_table,
-    non_overlapping_validity,
-    one_current_version,
-    orphan_child_rows,
-    raw_table_name,
     read_table,
     resolve_primary_key,
-    rows_typed_per_load,
     system_names,
-    unique_primary_key,
 )
 from pipeline_assets.partitions import load_ids_partitions
 
@@ -55,12 +49,13 @@ PER_LOAD = {ROWS_TYPED, NO_REJECTED}
 """Checks about the run's loads alone; orphans are too, except under a history (checked table-wide)."""
 
 
-def check_specs(source: SourceConfig, plans: dict[str, StreamPlan]) -> list[dg.AssetCheckSpec]:
+def check_specs(tables: SourceTables, plans: dict[str, StreamPlan]) -> list[dg.AssetCheckSpec]:
+    source = tables.source
     specs = []
     for stream, plan in plans.items():
         mode = plan.mode
         root, *children = plan.schema["tables"]
-        specs.append(_spec(source, NO_REJECTED, raw_table_name(source, stream), (
+        specs.append(_spec(source, NO_REJECTED, tables.raw_table(stream), (
             "No line of the run's loads was rejected (unparseable JSON, not an object) or quarantined.")))
         if mode in ("append", "overwrite"):
             specs.append(_spec(source, ROWS_TYPED, root["name"], (
@@ -126,7 +121,7 @@ def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, St
     source, names, path = tables.source, tables.names, tables.path
     for stream, plan in plans.items():
         if any(stream in r.streams for r in results):
-            yield rejected_lines_result(source, stream, results)
+            yield rejected_lines_result(tables, stream, results)
         loads = [r.load_id for r in results if stream in r.streams and r.streams[stream].typed_rows]
         if not loads:
             continue
@@ -134,11 +129,11 @@ def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, St
         root, *children = plan.schema["tables"]
         if mode in ("append", "overwrite"):
             raw = read_table(spark, tables.raw_path(stream))
-            outcome = rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads)
+            outcome = data_checks.rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads)
             yield _result(source, root["name"], ROWS_TYPED, outcome, "load IDs whose counts differ", loads)
         keys = primary_key_columns(plan, root)
         if mode == "append_dedup" and keys:
-            outcome = unique_primary_key(read_table(spark, path(root["name"])), keys)
+            outcome = data_checks.unique_primary_key(read_table(spark, path(root["name"])), keys)
             yield _result(source, root["name"], UNIQUE_KEY, outcome, "duplicated keys")
         history = history_table(plan, names)
         if history is not None and is_delta_table(spark, path(history)):
@@ -149,7 +144,7 @@ def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, St
                 continue
             from_history = _hangs_off_history(plan, child)
             parent = read_table(spark, path(_parent_table(source, plan, child)))
-            outcome = orphan_child_rows(read_table(spark, path(child["name"])), parent, names,
+            outcome = data_checks.orphan_child_rows(read_table(spark, path(child["name"])), parent, names,
                                         find_table(plan.schema, child["parent"]), child,
                                         None if from_history else loads)
             yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys",
@@ -160,32 +155,32 @@ def history_check_results(spark: SparkSession, history_path: str, current_path: 
                           history_key: dg.AssetKey, current_table: str | TableSchema) -> list[dg.AssetCheckResult]:
     """Results of `history_check_specs` for a history table and its current table."""
     history, current = read_table(spark, history_path), read_table(spark, current_path)
-    one = one_current_version(history, current, names, current_table)
-    overlap = non_overlapping_validity(history, names)
+    one = data_checks.one_current_version(history, current, names, current_table)
+    overlap = data_checks.non_overlapping_validity(history, names)
     return [_check_result(history_key, ONE_CURRENT, one, "keys with a wrong current version"),
             _check_result(history_key, NO_OVERLAP, overlap, "keys with overlapping versions")]
 
 
-def rejected_lines_result(source: SourceConfig, stream: str, results: list[LoadResult]) -> dg.AssetCheckResult:
+def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadResult]) -> dg.AssetCheckResult:
     """WARN when a load of the run rejected or quarantined lines; names those loads and their counts."""
     rejected = {r.load_id: r.streams[stream].rejected_lines if stream in r.streams else 0 for r in results}
     quarantined = {r.load_id: r.quarantined_lines for r in results}
     failing = [load_id for load_id in rejected if rejected[load_id] or quarantined[load_id]]
-    outcome = CheckOutcome(not failing, len(failing), tuple(failing), {
+    outcome = data_checks.CheckOutcome(not failing, len(failing), tuple(failing), {
         "rejected_lines": sum(rejected.values()), "quarantined_lines": sum(quarantined.values())})
-    return _result(source, raw_table_name(source, stream), NO_REJECTED, outcome,
+    return _result(tables.source, tables.raw_table(stream), NO_REJECTED, outcome,
                    "loads with rejected or quarantined lines", [r.load_id for r in results],
                    {"rejected_lines_by_load": rejected, "quarantined_lines_by_load": quarantined})
 
 
-def _result(source: SourceConfig, table: str, name: str, outcome: CheckOutcome, what: str,
+def _result(source: SourceConfig, table: str, name: str, outcome: data_checks.CheckOutcome, what: str,
             load_ids: list[str] | None = None, extra: dict | None = None) -> dg.AssetCheckResult:
     """`load_ids`: the loads a per-load check looked at (named, as a run of several loads has one result)."""
     loads = {"load_ids": load_ids} if load_ids is not None else {}
     return _check_result(dg.AssetKey([source.name, table]), name, outcome, what, {**loads, **(extra or {})})
 
 
-def _check_result(key: dg.AssetKey, name: str, outcome: CheckOutcome, what: str,
+def _check_result(key: dg.AssetKey, name: str, outcome: data_checks.CheckOutcome, what: str,
                   extra: dict | None = None) -> dg.AssetCheckResult:
     metadata: dict = {"failures": outcome.failures, **outcome.counts, **(extra or {})}
     if outcome.offending:

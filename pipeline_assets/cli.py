@@ -6,9 +6,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from normalization_core.api import SampleSpec
 from normalization_core.commands import CORE_COMMANDS, Command, option
 from normalization_core.commands import main as run_commands
+from pipeline_assets.samples import SampleSpec
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

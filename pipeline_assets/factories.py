@@ -11,7 +11,6 @@ from normalization_core.api import (
     SourceConfig,
     SourceTables,
     StreamPlan,
-    asset_stream_plans,
     find_table,
     history_table,
     known_streams,
@@ -19,6 +18,7 @@ from normalization_core.api import (
     raw_schema,
     registered_load_ids,
     registered_results,
+    stream_plans,
     system_names,
 )
 from pipeline_assets.asset_checks import check_results, check_specs
@@ -107,16 +107,16 @@ def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> 
 def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str],
                         known_plans: dict[str, StreamPlan] | None = None) -> dg.AssetsDefinition:
     """One op reads a package once and writes every table of its streams: raw, typed root, children.
-    `known_plans`: the source's `asset_stream_plans`, when the caller has read them already."""
+    `known_plans`: the source's plans with its stored ones (`stream_plans`), when the caller has read them."""
     tables = SourceTables(config, source)
-    every_plan = asset_stream_plans(tables) if known_plans is None else known_plans
+    every_plan = stream_plans(source, stored_in=tables) if known_plans is None else known_plans
     plans = {s: p for s, p in every_plan.items() if s in streams}
     raw = raw_asset_specs(tables, streams, plans)
     typed = typed_asset_specs(source, plans, raw)
 
     @dg.multi_asset(
         name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
-        check_specs=check_specs(source, plans),
+        check_specs=check_specs(tables, plans),
         partitions_def=load_ids_partitions(source), backfill_policy=dg.BackfillPolicy.single_run(),
         can_subset=True, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
@@ -210,7 +210,7 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     if not streams:
         return dg.Definitions(sensors=[build_landing_sensor(config, source, job=None)])
     tables = SourceTables(config, source)
-    plans = asset_stream_plans(tables)
+    plans = stream_plans(source, stored_in=tables)
     assets = build_source_assets(config, source, streams, plans)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from normalization_core.catalog import StreamSettings
+from normalization_core.stream_settings import StreamSettings
 from normalization_core.conventions import system_names
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage

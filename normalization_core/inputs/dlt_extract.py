@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from normalization_core.catalog import StreamSettings
+from normalization_core.stream_settings import StreamSettings
 from normalization_core.config import SourceConfig
 from normalization_core.io.packages import LOAD_ID_PATTERN, LoadPackage, RejectedPackage
 from normalization_core.io.reader import read_package_lines

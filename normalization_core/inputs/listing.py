@@ -1,17 +1,23 @@
 """Listing a landing: the one place that touches the file system for discovery (SPEC §2.4).
 
 A local folder, or an `s3a://` landing (`io.storage.StorePath`, listed with Arrow's S3 client) behind the
-same functions (`list_files`, `read_head`, `read_text`), so discovery code above them does not change.
+same functions (`list_files`, `read_head`, `matching_lines`, `read_text`), so discovery code above them
+does not change.
 """
 from __future__ import annotations
 
 import gzip
 import os
 import zlib
-from dataclasses import dataclass
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyarrow import csv
 
 from normalization_core.io.storage import Landing, StorePath
 
@@ -55,15 +61,52 @@ def _walk(root: Landing) -> Iterator[tuple[str, int, int]]:
             yield path.relative_to(root).as_posix(), stat.st_size, int(stat.st_mtime * 1000)
 
 
+@contextmanager
+def open_file(root: Landing, relative: str) -> Iterator[IO[bytes]]:
+    """A landed file's bytes (a `.gz` file's content), local or in an object store."""
+    path = root / relative
+    with path.open_binary() if isinstance(path, StorePath) else open(path, "rb") as raw:
+        yield gzip.GzipFile(fileobj=raw) if relative.endswith(".gz") else raw
+
+
 def read_head(root: Landing, relative: str, limit: int = 1 << 20) -> str | None:
     """The first line of a file (gzip read as its content), None if it cannot be read: small metadata."""
-    path = root / relative
     try:
-        with path.open_binary() if isinstance(path, StorePath) else open(path, "rb") as raw:
-            head = _first_line(gzip.GzipFile(fileobj=raw) if relative.endswith(".gz") else raw, limit)
+        with open_file(root, relative) as handle:
+            head = _first_line(handle, limit)
     except (OSError, EOFError, zlib.error):
         return None
     return head.decode("utf-8-sig", errors="replace").strip()
+
+
+def matching_lines(root: Landing, relative: str, pattern: str) -> list[tuple[int, bytes]]:
+    """(line number, line) of the lines of a file that match the regular expression `pattern`. Arrow's C++
+    reader streams the file in blocks and runs the regex: no Python per line, memory bounded by the block
+    (made larger, and the file read again, when one line does not fit in it)."""
+    block = 1 << 22
+    while True:
+        try:
+            return _matching_lines(root, relative, pattern, block)
+        except pa.ArrowInvalid as err:
+            if "straddl" not in str(err):
+                raise
+            block *= 4
+
+
+def _matching_lines(root: Landing, relative: str, pattern: str, block: int) -> list[tuple[int, bytes]]:
+    # Each line is one binary value: JSON text holds no raw \x01 (a line that does is skipped).
+    parse = csv.ParseOptions(delimiter="\x01", quote_char=False, double_quote=False, escape_char=False,
+                             ignore_empty_lines=False, invalid_row_handler=lambda row: "skip")
+    options = {"read_options": csv.ReadOptions(column_names=["line"], block_size=block), "parse_options": parse,
+               "convert_options": csv.ConvertOptions(column_types={"line": pa.binary()})}
+    found, first = [], 0
+    with open_file(root, relative) as handle:
+        for batch in csv.open_csv(handle, **options):
+            lines = batch.column(0)
+            found += [(first + i, lines[i].as_py())
+                      for i in pc.indices_nonzero(pc.match_substring_regex(lines, pattern)).to_pylist()]
+            first += len(lines)
+    return found
 
 
 def _first_line(handle: IO[bytes], limit: int, chunk: int = 1 << 16) -> bytes:

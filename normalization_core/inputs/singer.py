@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from normalization_core.catalog import StreamSettings
+from normalization_core.stream_settings import StreamSettings
 from normalization_core.config import SourceConfig
 from normalization_core.io.packages import LoadPackage
 from normalization_core.io.reader import read_package_lines

@@ -3,7 +3,7 @@
 Pure Python: the pairs come from `transform.observed_kinds.observed_types`. The pairs are turned into the same
 node tree a catalog's JSON Schema gives, and laid out by the same code, so names, nesting and the
 nesting limit behave exactly as for catalog streams. The result depends only on the SET of pairs:
-a column's main type is chosen from its kinds by a fixed precedence, keys are sorted.
+a column's main type is chosen from its kinds by a fixed precedence (`schema.column_types`), keys are sorted.
 
 Variant columns: a kind the main type does not accept gets a column `<column>__v_<family>` (dlt), where
 the family is the value's JSON type (`text` for every string, also an ISO timestamp). `evolve` keeps
@@ -12,13 +12,28 @@ every name, table and type of the previous version and only adds.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from normalization_core.conventions import DEFAULT_CONVENTION, convention_named
 from normalization_core.naming import AirbyteNaming, NamingConvention
 from normalization_core.schema.airbyte_layout import name_inferred_keys
+from normalization_core.schema.column_types import (
+    ACCEPTS,
+    ARRAY_STEP,
+    EPOCH,
+    FAMILY,
+    KEY_STEP,
+    KIND_OF_LOGICAL,
+    LOGICAL_OF_KIND,
+    MAIN_PRECEDENCE,
+    SCALAR_KINDS,
+    STRUCTURAL_KINDS,
+    ColumnSpec,
+    ColumnSpecs,
+    Steering,
+    variant_accepts,
+)
 from normalization_core.schema.dlt_layout import DltLayout
 from normalization_core.schema.json_schema_nodes import Arr, Json, Mixed, Node, Obj, Scalar
 from normalization_core.schema.model import (
@@ -29,46 +44,7 @@ from normalization_core.schema.model import (
     find_table,
 )
 
-KEY_STEP = "k:"
-"""Prefix of a path step into an object key (`k:<key>`); `ARRAY_STEP` steps into array elements."""
-ARRAY_STEP = "[]"
-STRUCTURAL_KINDS = ("object", "array")
-MAIN_PRECEDENCE = ("double", "decimal", "bigint", "timestamp", "date", "bool", "text")
-"""The main type of a column is the first of these among its scalar kinds (bigint + double -> double)."""
-LOGICAL_OF_KIND = {"text": "string", "bool": "boolean", "bigint": "bigint", "double": "double",
-                   "decimal": "decimal", "timestamp": "timestamp", "date": "date", "json": "json"}
-KIND_OF_LOGICAL = {logical: kind for kind, logical in LOGICAL_OF_KIND.items()}
-EPOCH, EPOCH_FAR, EPOCH_RANGE_SECONDS = "epoch", "epoch_far", 5 * 31536000
-"""dlt's `timestamp` detection: the main type of a column of numbers that are epoch seconds (a timestamp); the
-pseudo kind of a path where a number is not within the range of its record's time (`transform.observed_kinds`)."""
-LOGICAL_OF_KIND[EPOCH] = "timestamp"
-_SCALARS = frozenset(MAIN_PRECEDENCE)
-_NUMBERS = frozenset({"bigint", "double", "decimal"})
-ACCEPTS: dict[str, frozenset[str]] = {
-    "double": frozenset({"bigint", "double"}), "decimal": frozenset({"bigint", "decimal"}),
-    "bigint": frozenset({"bigint"}), "bool": frozenset({"bool"}), "timestamp": frozenset({"timestamp", "date"}),
-    "date": frozenset({"date"}), "text": _SCALARS, "json": _SCALARS | frozenset(STRUCTURAL_KINDS),
-    EPOCH: frozenset({"timestamp", "date"}) | _NUMBERS,
-}
-"""Value kinds a column of each type takes (dlt's coercions that cannot lose anything)."""
-FAMILY = {"text": "text", "timestamp": "text", "date": "text", "bigint": "bigint", "double": "double",
-          "decimal": "decimal", "bool": "bool", "object": "json", "array": "json"}
-"""Variant suffix of each value kind: its JSON type."""
-DEFAULT_DETECTIONS = ("iso_timestamp",)
-"""dlt's default: ISO timestamps are detected, bare ISO dates (`iso_date`) stay text."""
 Observed = Iterable[tuple[tuple[str, ...], str]]
-
-
-@dataclass(frozen=True)
-class Steering:
-    """What steers inference besides the data (dlt's schema settings, SPEC §5.4)."""
-
-    detections: tuple[str, ...] = DEFAULT_DETECTIONS
-    data_types: dict[str, str] = field(default_factory=dict)
-    """dlt data type of root columns by record key (`columns` hints), matched after normalizing."""
-    preferred_types: tuple[tuple[str, str], ...] = ()
-    """(column name or `re:<regex>`, dlt data type): the type of a new column of any table whose name matches
-    (regexes are searched in the normalized name, names are normalized and compared whole), after hints."""
 
 
 def infer_schema(stream: str, observed: Observed, convention: str = DEFAULT_CONVENTION,
@@ -109,14 +85,6 @@ class _Path:
         return node
 
 
-@dataclass(frozen=True)
-class _Spec:
-    """Main kind of a scalar column and its variants: (family, kind, accepted kinds)."""
-
-    main: str
-    variants: tuple[tuple[str, str, frozenset[str]], ...]
-
-
 def _build(stream: str, observed: Observed, convention: str, max_length: int | None, max_nesting: int,
            steering: Steering, previous: StreamSchema | None) -> StreamSchema:
     chosen = convention_named(convention, "inference")
@@ -124,8 +92,7 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     for steps, kind in sorted(set(observed)):
         root.at(steps).kinds.add(kind)
     conv = chosen.naming(max_length)
-    specs = _Specs(steering.detections, max_nesting, _HintIndex(steering.data_types, conv),
-                   _PreferredTypes(steering.preferred_types, conv))
+    specs = ColumnSpecs(steering, max_nesting, conv)
     record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     layout = DltLayout(conv, chosen.system_names, max_nesting, previous)  # every convention's inferred layout
     tables, collisions = layout.build(stream, record if isinstance(record, Obj) else Obj(()))
@@ -138,78 +105,7 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     return schema
 
 
-class _Specs(dict):
-    """Column specs by path steps, and the detections that decide which string kinds type a column."""
-
-    def __init__(self, detections: tuple[str, ...], max_nesting: int, hinted: _HintIndex,
-                 preferred: _PreferredTypes) -> None:
-        super().__init__()
-        self.detections = detections
-        self.max_nesting = max_nesting
-        self.hinted = hinted
-        self.preferred = preferred
-
-    def hint(self, steps: tuple[str, ...]) -> str | None:
-        """The kind a column hint (root columns) or a preferred type gives the new column at `steps`."""
-        hinted = self.hinted.get(steps[0][len(KEY_STEP):]) if len(steps) == 1 else None
-        return hinted or self.preferred.kind_of(steps)
-
-    def epoch(self, kinds: set[str]) -> str | None:
-        """dlt's `timestamp` detection: a column of numbers that are all epoch seconds near their records' time."""
-        scalars = kinds & _SCALARS
-        if "timestamp" in self.detections and scalars and scalars <= _NUMBERS and EPOCH_FAR not in kinds:
-            return EPOCH
-        return None
-
-    def type_of(self, kinds: Iterable[str]) -> str:
-        """The first type by precedence; an undetected string kind types as text (it still fits a timestamp)."""
-        detected = {self._detected(kind) for kind in kinds}
-        return next(k for k in MAIN_PRECEDENCE if k in detected)
-
-    def _detected(self, kind: str) -> str:
-        if (kind == "timestamp" and "iso_timestamp" not in self.detections
-                or kind == "date" and "iso_date" not in self.detections):
-            return "text"
-        return kind
-
-
-class _HintIndex(dict):
-    """Hinted kinds by normalized name, looked up by record key: dlt normalizes its hints' names too."""
-
-    def __init__(self, data_types: dict[str, str], conv: NamingConvention) -> None:
-        super().__init__({conv.normalize_path(key): kind for key, kind in data_types.items()})
-        self.conv = conv
-
-    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        return super().get(self.conv.normalize_path(key), default)
-
-
-class _PreferredTypes:
-    """dlt's `preferred_types` over the names columns get in their table."""
-
-    def __init__(self, rules: tuple[tuple[str, str], ...], conv: NamingConvention) -> None:
-        self.conv = conv
-        self.rules = [(re.compile(name[3:]) if name.startswith("re:") else None, conv.normalize_path(name), kind)
-                      for name, kind in rules]
-
-    def kind_of(self, steps: tuple[str, ...]) -> str | None:
-        if not self.rules:
-            return None
-        name = self.column_name(steps)
-        for regex, plain, kind in self.rules:
-            if regex.search(name) if regex is not None else plain == name:
-                return kind
-        return None
-
-    def column_name(self, steps: tuple[str, ...]) -> str:
-        """The column's name in its table, as the layout forms it (before collisions and shortening)."""
-        if steps[-1:] == (ARRAY_STEP,):
-            return "value"
-        keys = steps[len(steps) - steps[::-1].index(ARRAY_STEP):] if ARRAY_STEP in steps else steps
-        return self.conv.make_path(*(self.conv.normalize_path(k[len(KEY_STEP):]) for k in keys))
-
-
-def _node(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+def _node(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs) -> Node | None:
     """The node of one path: each kind of value placed by its kind, as dlt does (SPEC §5.2)."""
     if "json" in path.pinned or not path.pinned and specs.hint(steps) == "json":
         return Json("object")
@@ -222,7 +118,7 @@ def _node(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
     return present[0] if present else None
 
 
-def _keeps_one_shape(steps: tuple[str, ...], specs: _Specs) -> bool:
+def _keeps_one_shape(steps: tuple[str, ...], specs: ColumnSpecs) -> bool:
     """Array elements and values past the nesting limit keep one shape: mixed kinds there are JSON text."""
     return steps[-1:] == (ARRAY_STEP,) or _depth(steps) > specs.max_nesting
 
@@ -233,7 +129,7 @@ def _depth(steps: tuple[str, ...]) -> int:
     return sum(step != ARRAY_STEP or previous == ARRAY_STEP for previous, step in zip(("",) + steps, steps))
 
 
-def _one_shape(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+def _one_shape(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs) -> Node | None:
     """The shape pinned by the previous version (other kinds: variants or NULLED), else the one kind seen."""
     if "column" in path.pinned:
         return _pinned_column(path, steps, specs, structural_variant=True)
@@ -242,24 +138,24 @@ def _one_shape(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | Non
     if "array" in path.pinned:
         return _array_part(path, steps, specs)
     structural = [k for k in STRUCTURAL_KINDS if k in path.kinds]
-    if len(structural) + bool(path.kinds & _SCALARS) > 1:
+    if len(structural) + bool(path.kinds & SCALAR_KINDS) > 1:
         return Json("object")  # an object here, an array or a scalar there: kept whole as JSON text
     return _scalar_part(path, steps, specs) or _object_part(path, steps, specs) or _array_part(path, steps, specs)
 
 
-def _scalar_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Scalar | None:
+def _scalar_part(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs) -> Scalar | None:
     if "column" in path.pinned:
         return _pinned_column(path, steps, specs)
     scalars = [k for k in MAIN_PRECEDENCE if k in path.kinds]
     if not scalars:
         return None  # seen only as null, or only as a container: no column yet
     main = specs.hint(steps) or specs.epoch(path.kinds) or specs.type_of(scalars)
-    variants = _new_variants(main, set(scalars), {}, specs)
-    specs[steps] = _Spec(main, tuple(variants))
+    variants = specs.new_variants(main, set(scalars), {})
+    specs[steps] = ColumnSpec(main, tuple(variants))
     return Scalar(LOGICAL_OF_KIND[main], main)
 
 
-def _object_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Obj | None:
+def _object_part(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs) -> Obj | None:
     if "object" in path.pinned:
         return Obj(tuple(_properties(path, steps, specs)))
     if "object" not in path.kinds:
@@ -268,19 +164,19 @@ def _object_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Obj | No
     return node if isinstance(node, Obj) else None
 
 
-def _array_part(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Arr | None:
+def _array_part(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs) -> Arr | None:
     if "array" not in path.pinned and ("array" not in path.kinds or path.items is None):
         return None  # an array seen only empty gives no table yet
     items = _node(path.items or _Path(), (*steps, ARRAY_STEP), specs)
     return Arr(items) if items is not None else None
 
 
-def _fresh_object(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Node | None:
+def _fresh_object(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs) -> Node | None:
     properties = tuple(_properties(path, steps, specs))
     return Obj(properties) if properties or not steps else None
 
 
-def _properties(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Iterator[tuple[str, Node]]:
+def _properties(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs) -> Iterator[tuple[str, Node]]:
     pinned = [key for key, sub in path.keys.items() if sub.pinned]
     fresh = sorted(key for key, sub in path.keys.items() if not sub.pinned)
     for key in [*pinned, *fresh]:
@@ -289,35 +185,15 @@ def _properties(path: _Path, steps: tuple[str, ...], specs: _Specs) -> Iterator[
             yield key, node
 
 
-def _pinned_column(path: _Path, steps: tuple[str, ...], specs: _Specs, structural_variant: bool = False) -> Scalar:
+def _pinned_column(path: _Path, steps: tuple[str, ...], specs: ColumnSpecs,
+                   structural_variant: bool = False) -> Scalar:
     main = path.main or "text"
-    seen = path.kinds & _SCALARS
+    seen = path.kinds & SCALAR_KINDS
     if structural_variant and path.kinds & set(STRUCTURAL_KINDS):
         seen.add("object")
-    kept = [(family, kind, _variant_accepts(main, family, kind)) for family, kind in path.variants.items()]
-    specs[steps] = _Spec(main, tuple([*kept, *_new_variants(main, seen, path.variants, specs)]))
+    kept = [(family, kind, variant_accepts(main, family, kind)) for family, kind in path.variants.items()]
+    specs[steps] = ColumnSpec(main, tuple([*kept, *specs.new_variants(main, seen, path.variants)]))
     return Scalar(LOGICAL_OF_KIND[main], main)
-
-
-def _new_variants(main: str, kinds: set[str], existing: dict[str, str], specs: _Specs
-                  ) -> list[tuple[str, str, frozenset[str]]]:
-    """A variant per family of kinds the main type and the existing variants do not take."""
-    covered = set(ACCEPTS[main])
-    for family, kind in existing.items():
-        covered |= _variant_accepts(main, family, kind)
-    by_family: dict[str, set[str]] = {}
-    for kind in kinds - covered:
-        by_family.setdefault(FAMILY[kind], set()).add(kind)
-    variants = []
-    for family in sorted(set(by_family) - set(existing)):  # a family already taken stays NULLED + change
-        kinds_of_family = by_family[family]
-        kind = "json" if family == "json" else specs.type_of(kinds_of_family)
-        variants.append((family, kind, _variant_accepts(main, family, kind)))
-    return variants
-
-
-def _variant_accepts(main: str, family: str, kind: str) -> frozenset[str]:
-    return frozenset(k for k in ACCEPTS[kind] if FAMILY[k] == family) - ACCEPTS[main]
 
 
 def _previous_tree(previous: StreamSchema) -> _Path:
@@ -364,7 +240,7 @@ def table_steps(schema: StreamSchema, table: TableSchema) -> tuple[str, ...]:
     return (*parent, *(KEY_STEP + key for key in table["path"]), ARRAY_STEP)
 
 
-def _with_variants(schema: StreamSchema, table: TableSchema, specs: _Specs,
+def _with_variants(schema: StreamSchema, table: TableSchema, specs: ColumnSpecs,
                    previous: StreamSchema | None, conv: NamingConvention) -> list[ColumnSchema]:
     """The table's columns, each main column followed by its variant columns."""
     steps = table_steps(schema, table)

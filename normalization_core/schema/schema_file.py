@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from normalization_core.errors import ConfigError
-from normalization_core.schema.inference import ACCEPTS, EPOCH, KIND_OF_LOGICAL
+from normalization_core.schema.column_types import ACCEPTS, EPOCH, KIND_OF_LOGICAL
 from normalization_core.schema.model import LOGICAL_DATA_TYPES, StreamSchema, TableSchema
 
 _DOCUMENT = ({"stream", "schema"}, {"source", "version", "version_hash"})

@@ -2,7 +2,8 @@
 
 Level by level, from the record down: each value's kind is computed, objects explode into their keys and
 arrays into their elements. Only the distinct pairs of a level reach the driver (a few per column),
-so the records never leave the executors. The pure side (`schema.inference`) builds the schema.
+so the records never leave the executors. The pure side (`schema.inference`, over the kinds and type rules
+of `schema.column_types`) builds the schema.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
-from normalization_core.schema.inference import ARRAY_STEP, EPOCH_FAR, EPOCH_RANGE_SECONDS, KEY_STEP
+from normalization_core.schema.column_types import ARRAY_STEP, EPOCH_FAR, EPOCH_RANGE_SECONDS, KEY_STEP
 from normalization_core.transform.internal_columns import EXTRACTED_AT, OBJECT_KEY, PATH, VALUE, VALUE_KIND
 from normalization_core.transform.kinds import keep_big_integers, value_kind
 

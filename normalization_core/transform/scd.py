@@ -13,7 +13,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from normalization_core import columns as C
-from normalization_core.catalog import StreamSettings, resolve_primary_key
+from normalization_core.stream_settings import StreamSettings, resolve_primary_key
 from normalization_core.columns import SystemNames
 from normalization_core.errors import ConfigError
 from normalization_core.schema.model import TableSchema

@@ -24,7 +24,7 @@ from normalization_core.commands import main
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 from tests.normalization_core.table_snapshots import SAMPLE_TABLES, snapshot, write_config
 
 REPO = Path(__file__).resolve().parents[2]

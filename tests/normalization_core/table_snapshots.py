@@ -11,8 +11,8 @@ from normalization_core.commands import main
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.source_tables import SourceTables
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 VOLATILE = ("normalized_at", "inserted_at", "modified_ms")
 """Columns that hold when a run happened (or a file's upload time), not what it produced."""

@@ -11,7 +11,7 @@ import yaml
 from normalization_core import commands
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
-from normalization_core.samples import SampleSpec, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_sample_packages
 
 # Two cold drivers share two cores with the other test worker: one core each, and the quick compiler
 # (README, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 KEYS = {"_norm_loads": ["load_id", "stream"], "_norm_raw_": ["_norm_raw_id"], "_norm_versions": ["stream", "version"]}
 """Columns identifying a row: the registry's (load, stream), a raw table's raw id, else the row key."""

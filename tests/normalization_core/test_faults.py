@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from normalization_core.commands import main
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 from tests.normalization_core.table_snapshots import snapshot, write_config
 
 REPO = Path(__file__).parents[2]

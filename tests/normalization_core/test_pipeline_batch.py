@@ -16,7 +16,7 @@ from normalization_core.io import spark as spark_settings
 from normalization_core.io.delta import read_table
 from normalization_core.io.packages import discover_packages
 from normalization_core.pipeline import normalize_load, normalize_loads
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 STREAMS = {"events": {"destination_sync_mode": "overwrite"}}
 """orders and customers: append_dedup (sample catalog); events: overwrite; the inferred stream: append."""

@@ -6,7 +6,7 @@ import json
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load, normalize_loads
-from normalization_core.samples import write_catalog
+from pipeline_assets.samples import write_catalog
 
 
 def shop(tmp_path):

@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +11,10 @@ from normalization_core import commands
 from normalization_core.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
-from normalization_core.plan import asset_stream_plans
+from normalization_core.plan import stream_plans
 from normalization_core.source_tables import SourceTables
 from pipeline_assets.factories import build_source_assets
+from tests.code_location import loaded_without_a_jvm
 
 FIRST = [{"id": 1, "name": "a", "at": "2024-01-02T03:04:05Z", "items": [{"sku": "x", "qty": 2}], "tags": ["t1"]},
          {"id": "abc", "name": "b", "items": [], "extra": None}]
@@ -86,26 +84,8 @@ def test_an_inferred_stream_is_typed_evolved_and_versioned_per_load(spark, tmp_p
     assert [t["name"] for t in doc["schema"]["tables"]] == ["things", "things__items", "things__tags"]
     assert ("qty__v_text", "string") in [(c["name"], c["data_type"]) for c in doc["schema"]["tables"][1]["columns"]]
 
-    plans = asset_stream_plans(SourceTables.of(cfg, "shop"))
+    plans = stream_plans(cfg.source("shop"), stored_in=SourceTables.of(cfg, "shop"))
     assert plans["things"].tables == ["things", "things__items", "things__tags"]
     keys = {tuple(k.path) for k in build_source_assets(cfg, cfg.source("shop"), ["things"]).keys}
     assert {("shop", "things"), ("shop", "things__items"), ("shop", "things__tags")} <= keys
     assert loaded_without_a_jvm(path) >= {"shop/things", "shop/things__items", "shop/things__tags"}
-
-
-LOAD_CODE_LOCATION = """
-import json, pyspark
-from pipeline_assets.definitions import defs
-keys = [k.to_user_string() for k in defs().resolve_all_asset_keys()]
-print(json.dumps({"jvm": pyspark.SparkContext._gateway is not None, "keys": keys}))
-"""
-
-
-def loaded_without_a_jvm(config: Path) -> set[str]:
-    """The code location's asset keys, loaded in a fresh process that must start no JVM (SPEC §8)."""
-    env = {**os.environ, "LAKENORM_CONFIG": str(config)}
-    done = subprocess.run([sys.executable, "-c", LOAD_CODE_LOCATION], env=env, capture_output=True, text=True,
-                          timeout=300, check=True)
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
-    assert loaded["jvm"] is False
-    return set(loaded["keys"])

@@ -9,7 +9,7 @@ import pytest
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 
 def shop(tmp_path, streams=None):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from normalization_core.config import parse_config
 from normalization_core.plan import history_table, output_tables, stream_plans
-from normalization_core.samples import write_catalog
 from normalization_core.source_tables import SourceTables
+from pipeline_assets.samples import write_catalog
 
 
 def sample_tables(tmp_path, convention: str) -> SourceTables:

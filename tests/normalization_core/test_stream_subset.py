@@ -6,7 +6,7 @@ import pytest
 from normalization_core.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.pipeline import normalize_loads
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 
 def dlt_shop(tmp_path, warehouse: str):

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from normalization_core.config import parse_config
-from normalization_core.samples import write_catalog
+from pipeline_assets.samples import write_catalog
 
 PACKAGE_CASE = "dagster/bad_values_package.json"
 

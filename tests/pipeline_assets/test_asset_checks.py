@@ -10,10 +10,10 @@ from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_load
 from normalization_core.plan import stream_plans
 from normalization_core.results import LoadResult, StreamResult
-from normalization_core.samples import write_catalog
 from normalization_core.source_tables import SourceTables
 from pipeline_assets.asset_checks import (NO_ORPHANS, NO_OVERLAP, NO_REJECTED, ONE_CURRENT, ROWS_TYPED, UNIQUE_KEY,
                                         check_results, history_check_results)
+from pipeline_assets.samples import write_catalog
 
 
 def evaluate(spark, config, results):

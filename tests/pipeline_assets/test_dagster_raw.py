@@ -6,10 +6,10 @@ import pytest
 
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import build_source_assets, source_job_name
 from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 STREAMS = ["customers", "events", "orders"]
 

@@ -6,9 +6,9 @@ import pytest
 
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.samples import SampleSpec, write_catalog, write_sample_packages
 from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 from tests.normalization_core.scd_helpers import table_rows
 
 STREAMS = ["customers", "events", "orders"]

@@ -5,9 +5,9 @@ import dagster as dg
 import pytest
 
 from normalization_core.io.delta import read_table
-from normalization_core.samples import SampleSpec
 from pipeline_assets.cli import main
 from pipeline_assets.demo import run_demo
+from pipeline_assets.samples import SampleSpec
 
 
 @pytest.mark.slow

@@ -4,8 +4,8 @@ from __future__ import annotations
 import dagster as dg
 
 from normalization_core.config import parse_config
-from normalization_core.samples import write_catalog
 from pipeline_assets.definitions import build_definitions
+from pipeline_assets.samples import write_catalog
 
 
 def specs_of(tmp_path) -> dict[str, dg.AssetSpec]:

@@ -13,7 +13,7 @@ import pytest
 
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.plan import asset_stream_plans
+from normalization_core.plan import stream_plans
 from normalization_core.source_tables import SourceTables
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import build_source_assets
@@ -73,7 +73,8 @@ def test_sensor_and_run_over_airbyte_files_in_a_bucket(spark, tmp_path, s3_bucke
     sensor_run_sensor(config)
     rows = read_table(spark, config.table_path("shop", "orders")).orderBy("id").collect()
     assert [(r.id, r.total, r.status) for r in rows] == [(1, 9.5, "paid"), (2, 20.25, None)]
-    assert asset_stream_plans(SourceTables.of(config, "shop"))["orders"].schema.get("inferred")
+    plans = stream_plans(config.source("shop"), stored_in=SourceTables.of(config, "shop"))
+    assert plans["orders"].schema.get("inferred")
 
 
 def test_sensor_and_run_over_a_singer_run(spark, tmp_path):

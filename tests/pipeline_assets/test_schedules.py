@@ -8,9 +8,9 @@ from delta.tables import DeltaTable
 from normalization_core.config import load_config
 from normalization_core.io.maintenance import table_row_count
 from normalization_core.pipeline import normalize_load
-from normalization_core.samples import SampleSpec, write_sample_packages
 from pipeline_assets.definitions import build_definitions, defs
 from pipeline_assets.demo import write_demo_files
+from pipeline_assets.samples import SampleSpec, write_sample_packages
 from tests.pipeline_assets.conftest import write_case_package
 
 

@@ -1,6 +1,7 @@
 """`input: singer` (SPEC §2.4): a file of Singer messages (a tap's output) to typed tables."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -8,6 +9,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from normalization_core.config import parse_config
+from normalization_core.inputs.listing import list_files
+from normalization_core.inputs.singer_scan import scan_with_spark, scan_without_jvm
 from normalization_core.io.delta import read_table
 from normalization_core.pipeline import normalize_loads, pending_packages
 
@@ -68,3 +71,30 @@ def test_a_run_folder_is_one_load_and_files_still_written_wait(spark, tmp_path):
     [package] = pending_packages(spark, config, config.source("shop")).packages
     assert (package.load_id, package.files, package.streams) == (
         "run_7", ("run 7/part-1.jsonl", "run 7/part-2.singer"), ("orders", "users"))
+
+
+def test_the_scan_without_a_jvm_finds_what_the_spark_scan_finds(spark, tmp_path):
+    lines = RUN.read_text().splitlines(keepends=True)
+    (tmp_path / "run 1").mkdir()
+    shutil.copy(RUN, tmp_path / "run 1" / "part-1.jsonl")
+    long_line = json.dumps({"type": "RECORD", "stream": "users", "record": {"id": 3, "name": "x" * (5 << 20)}})
+    odd = [json.dumps({"type": "schema", "stream": "refunds", "schema": {"type": "object"},
+                       "key_properties": ["id"], "bookmark_properties": ["at"]}) + "\n",
+           '{"type": "RECORD", "stream": "users", "record": {"type": "SCHEMA", "schema": {}}}\n',
+           "not json\n", "\n", long_line + "\n", lines[0].replace('"users"', '"users2"')]
+    with gzip.open(tmp_path / "run 2.jsonl.gz", "wt") as run:
+        run.write("".join(odd))
+    files = list_files(tmp_path, (".jsonl", ".jsonl.gz"))
+
+    def found(scan):
+        return [(m.file, m.stream, m.schema, m.key_properties, m.bookmark_properties) for m in scan.schemas]
+
+    with_spark, without = scan_with_spark(tmp_path, files), scan_without_jvm(tmp_path, files)
+    assert found(without) == found(with_spark)
+    assert [(m.file, m.stream) for m in without.schemas] == [
+        ("run 1/part-1.jsonl", "users"), ("run 1/part-1.jsonl", "orders"),
+        ("run 2.jsonl.gz", "refunds"), ("run 2.jsonl.gz", "users2")]
+    assert with_spark.streams == {
+        "run 1/part-1.jsonl": {"orders", "users"}, "run 2.jsonl.gz": {"refunds", "users", "users2"}}
+    # without a JVM, a file's streams are those of its SCHEMA messages (its `users` records have theirs in run 1)
+    assert without.streams == {"run 1/part-1.jsonl": {"orders", "users"}, "run 2.jsonl.gz": {"refunds", "users2"}}

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalization_core.catalog import StreamSettings
+from normalization_core.stream_settings import StreamSettings
 from normalization_core.config import parse_config
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.stream_collisions import disambiguate_tables

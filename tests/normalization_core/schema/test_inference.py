@@ -4,7 +4,8 @@ from __future__ import annotations
 import random
 
 from normalization_core.schema import schema_hash
-from normalization_core.schema.inference import EPOCH_FAR, Steering, evolve, infer_schema
+from normalization_core.schema.column_types import EPOCH_FAR, Steering
+from normalization_core.schema.inference import evolve, infer_schema
 
 
 def steps(*keys: str) -> tuple[str, ...]:
