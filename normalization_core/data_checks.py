@@ -6,7 +6,7 @@ load IDs filters on the load ID column first, so Delta skips the files of other 
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame, Window
@@ -41,8 +41,10 @@ def _of_loads(df: DataFrame, load_column: str, load_ids: Sequence[str] | None) -
     return df if load_ids is None else df.where(F.col(load_column).isin(list(load_ids)))
 
 
-def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, load_ids: Sequence[str]) -> CheckOutcome:
-    """Every valid raw line of each load became exactly one root row (nothing dropped, nothing doubled).
+def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, load_ids: Sequence[str],
+                        discarded_rows: Mapping[str, int] | None = None) -> CheckOutcome:
+    """Every valid raw line of each load became exactly one root row (nothing dropped, nothing doubled), less
+    the rows a schema contract discarded (`discarded_rows` per load ID: raw keeps them, SPEC §5.4).
 
     Offending keys are the load IDs whose counts differ.
     """
@@ -53,8 +55,11 @@ def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, loa
                 .select(F.col(names.load_id).alias(_KEY), F.coalesce("valid", F.lit(0)).alias("valid"),
                         F.coalesce("typed", F.lit(0)).alias("typed")))
     rows = per_load.collect()  # one row per load ID of the run: metadata
-    bad = sorted(r[_KEY] for r in rows if r["valid"] != r["typed"])
+    discarded = discarded_rows or {}
+    bad = sorted(r[_KEY] for r in rows if r["valid"] - discarded.get(r[_KEY], 0) != r["typed"])
     counts = {"valid_raw_lines": sum(r["valid"] for r in rows), "typed_rows": sum(r["typed"] for r in rows)}
+    if discarded:
+        counts["discarded_rows"] = sum(discarded.get(r[_KEY], 0) for r in rows)
     return CheckOutcome(not bad, len(bad), tuple(bad[:MAX_OFFENDING]), counts)
 
 

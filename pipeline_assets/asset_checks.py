@@ -129,7 +129,10 @@ def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, St
         root, *children = plan.schema["tables"]
         if mode in ("append", "overwrite"):
             raw = read_table(spark, tables.raw_path(stream))
-            outcome = data_checks.rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads)
+            discarded = {r.load_id: r.streams[stream].discarded[root["name"]].rows for r in results
+                         if stream in r.streams and root["name"] in r.streams[stream].discarded}
+            outcome = data_checks.rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads,
+                                                      discarded)
             yield _result(source, root["name"], ROWS_TYPED, outcome, "load IDs whose counts differ", loads)
         keys = primary_key_columns(plan, root)
         if mode == "append_dedup" and keys:

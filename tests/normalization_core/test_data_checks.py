@@ -28,9 +28,11 @@ def test_rows_typed_per_load_compares_valid_raw_lines_with_root_rows_of_the_give
     raw = delta_table(case["raw"]["schema"], case["raw"]["rows"])
     root = delta_table(case["root"]["schema"], case["root"]["rows"])
     for expected in case["cases"]:
-        outcome = K.rows_typed_per_load(raw, root, NATIVE, expected["load_ids"])
+        outcome = K.rows_typed_per_load(raw, root, NATIVE, expected["load_ids"], expected.get("discarded_rows"))
         assert (outcome.passed, list(outcome.offending)) == (expected["passed"], expected["offending"]), expected
-        assert outcome.counts == {"valid_raw_lines": expected["valid_raw_lines"], "typed_rows": expected["typed_rows"]}
+        discarded = {"discarded_rows": expected["discarded"]} if "discarded" in expected else {}
+        assert outcome.counts == {"valid_raw_lines": expected["valid_raw_lines"], "typed_rows": expected["typed_rows"],
+                                  **discarded}
 
 
 def test_orphan_child_rows_are_named_by_their_row_keys(delta_table, load_case):
