@@ -21,6 +21,8 @@ TEST_SPARK_CONF = {
     "spark.sql.session.timeZone": "UTC",
     # An S3A setting puts hadoop-aws on the class path: the object-store tests share this session.
     "spark.hadoop.fs.s3a.path.style.access": "true",
+    # The throughput collector: on 2 cores G1's concurrent threads cost the suite's JVMs CPU (BENCHMARKS.md).
+    "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
 }
 
 
