@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
 from normalization_core.catalog import source_catalog
 from normalization_core.config import SourceConfig
@@ -19,12 +19,23 @@ from normalization_core.naming import AirbyteNaming
 from normalization_core.conventions import CONVENTIONS, get_convention, system_names
 from normalization_core.naming.airbyte import hash_json_path, transform_standard_naming
 from normalization_core.schema.model import CollisionDoc, StreamSchema, TableSchema
-
-if TYPE_CHECKING:
-    from normalization_core.plan import StreamPlan
+from normalization_core.stream_settings import StreamSettings
 
 
-def disambiguate_tables(source: SourceConfig, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:
+class Planned(Protocol):
+    """What renaming needs of a stream's plan (`plan.StreamPlan`, a dataclass: renamed with `replace`)."""
+
+    @property
+    def settings(self) -> StreamSettings: ...
+
+    @property
+    def schema(self) -> StreamSchema: ...
+
+
+Plan = TypeVar("Plan", bound=Planned)
+
+
+def disambiguate_tables(source: SourceConfig, plans: dict[str, Plan]) -> dict[str, Plan]:
     """The plans with tables that clash across streams renamed (airbyte); other conventions: unchanged."""
     if not CONVENTIONS[source.convention].disambiguates_streams:
         return plans
