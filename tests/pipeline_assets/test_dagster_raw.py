@@ -100,18 +100,3 @@ def test_materialize_two_partitions_writes_the_right_rows(spark, shop):
     assert {(r["_norm_load_id"], r["count"]) for r in orders.groupBy("_norm_load_id").count().collect()} == {
         (ids[0], 7), (ids[1], 7)}
     assert spark.range(1).count() == 1  # the resource left the shared session running
-
-
-@pytest.mark.slow
-def test_a_single_run_backfill_of_two_partitions_writes_both_loads(spark, shop):
-    config, landing = shop
-    ids = write_sample_packages(landing, SampleSpec(packages=2, orders=3, customers=1, events=2))
-    assets = build_source_assets(config, config.source("shop"), STREAMS)
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("shop_load_ids", ids)
-        result = dg.materialize(
-            [assets], instance=instance, resources={"spark": SparkSessionResource(spark_conf=config.spark)},
-            tags={"dagster/asset_partition_range_start": ids[0], "dagster/asset_partition_range_end": ids[1]})
-        assert result.success
-    events = read_table(spark, config.table_path("shop", "_norm_raw_events"))
-    assert sorted(r["_norm_load_id"] for r in events.select("_norm_load_id").distinct().collect()) == ids
