@@ -8,7 +8,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.config import SourceConfig
-from normalization_core.io.versions import latest_versions, record_versions
+from normalization_core.io.versions import latest_versions_without_spark, record_versions
 from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas, stream_plans
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import apply_contract, stream_contract
@@ -28,7 +28,8 @@ def load_plans(spark: SparkSession, source_tables: SourceTables, streams: Iterab
     catalog_plans = stream_plans(source)
     plans = {s: catalog_plans[s] for s in streams if s in catalog_plans}
     inferred = [s for s in streams if s not in plans and source.convention in TYPED_CONVENTIONS]
-    stored = latest_versions(spark, source_tables.versions_path) if inferred else {}
+    versions = source_tables.versions_path
+    stored = latest_versions_without_spark(versions, source_tables.storage_options(versions)) if inferred else {}
     catalog = source_catalog(source)
     for stream in inferred:
         previous = starting_schema(source, stream, stored[stream].schema if stream in stored else None)
@@ -36,7 +37,8 @@ def load_plans(spark: SparkSession, source_tables: SourceTables, streams: Iterab
                                       rows_of(stream))
     combined = distinct_plans(source, {**catalog_plans, **plans})
     plans = {stream: combined[stream] for stream in plans}
-    record_versions(spark, source_tables.versions_path, [p.schema for p in plans.values() if p.schema["tables"]])
+    record_versions(spark, versions, [p.schema for p in plans.values() if p.schema["tables"]],
+                    source_tables.storage_options(versions))
     return plans
 
 

@@ -100,12 +100,14 @@ def _stored(row: Any) -> StoredVersion:
                          _parse_schema(row[C.VERSIONS_SCHEMA]))
 
 
-def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> StoredVersion:
-    """The stored version of `schema`, added as the stream's next version when its hash is new."""
+def record_version(spark: SparkSession, path: str, schema: StreamSchema,
+                   storage_options: dict[str, str] | None = None) -> StoredVersion:
+    """The stored version of `schema`, added as the stream's next version when its hash is new.
+    `storage_options`: delta-rs options to read an `s3a://` table (`SourceTables.storage_options`)."""
     stream, version_hash = schema["stream"], schema_hash(schema)
 
     def attempt() -> tuple[StoredVersion, bool]:
-        known = _known_versions(spark, path, [stream])
+        known = _known_versions(path, [stream], storage_options)
         if (stream, version_hash) in known:
             return StoredVersion(stream, known[stream, version_hash], version_hash, schema), False
         version = max(known.values(), default=0) + 1
@@ -122,28 +124,33 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema) -> Stor
 
     for _ in range(MAX_ATTEMPTS):
         stored, inserted = with_conflict_retry(attempt, path)
-        if not inserted or _known_versions(spark, path, [stream]).get((stream, version_hash)) == stored.version:
+        if not inserted or _known_versions(path, [stream], storage_options).get((stream, version_hash)) == stored.version:
             return stored
         # a racing run took this version number first: store the schema under the next one
     raise RuntimeError(f"could not store a schema version of stream {stream!r} in {path}")
 
 
-def record_versions(spark: SparkSession, path: str, schemas: list[StreamSchema]) -> list[StoredVersion]:
+def record_versions(spark: SparkSession, path: str, schemas: list[StreamSchema],
+                    storage_options: dict[str, str] | None = None) -> list[StoredVersion]:
     """`record_version` of each schema; schemas stored before are found with one read of the table."""
-    known = _known_versions(spark, path, [s["stream"] for s in schemas])
+    known = _known_versions(path, [s["stream"] for s in schemas], storage_options)
     stored = []
     for schema in schemas:
         stream, version_hash = schema["stream"], schema_hash(schema)
         version = known.get((stream, version_hash))
         stored.append(StoredVersion(stream, version, version_hash, schema) if version is not None
-                      else record_version(spark, path, schema))
+                      else record_version(spark, path, schema, storage_options))
     return stored
 
 
-def _known_versions(spark: SparkSession, path: str, streams: list[str]) -> dict[tuple[str, str], int]:
-    """(stream, version_hash) -> version of the streams (a few short rows per stream: metadata)."""
-    if not is_delta_table(spark, path):
+def _known_versions(path: str, streams: list[str], storage_options: dict[str, str] | None
+                    ) -> dict[tuple[str, str], int]:
+    """(stream, version_hash) -> version of the streams (a few short rows per stream: metadata), read from
+    the table's newest commit with delta-rs: no Spark job on every pass."""
+    table = open_delta_table(path, storage_options)
+    if table is None:
         return {}
-    wanted = read_table(spark, path).where(F.col(C.VERSIONS_STREAM).isin(streams))
-    rows = wanted.select(C.VERSIONS_STREAM, C.VERSIONS_HASH, C.VERSIONS_VERSION).collect()  # metadata
-    return {(r[0], r[1]): r[2] for r in rows}
+    rows = table.to_pyarrow_table(columns=[C.VERSIONS_STREAM, C.VERSIONS_HASH, C.VERSIONS_VERSION]).to_pylist()
+    wanted = set(streams)
+    return {(r[C.VERSIONS_STREAM], r[C.VERSIONS_HASH]): r[C.VERSIONS_VERSION] for r in rows
+            if r[C.VERSIONS_STREAM] in wanted}

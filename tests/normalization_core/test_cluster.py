@@ -1,7 +1,8 @@
 """One step beyond one machine (issue 17): `lakenorm normalize` with `spark.master` = a Spark standalone master
 and two workers on loopback (pyspark's own launcher), landing and warehouse in moto's loopback S3 server:
 the tables equal a `local[2]` run row for row, also though one worker's executor is SIGKILLed mid-job
-(Spark retries its tasks on a new executor)."""
+(Spark retries its tasks on a new executor). A `local[2]` run on the bucket afterwards finds the load
+registry there, normalizes nothing and writes nothing (manifest packages in a bucket, SPEC §2.3)."""
 from __future__ import annotations
 
 import os
@@ -15,7 +16,14 @@ import pytest
 
 from deploy.services import executor_dirs, standalone_cluster
 from normalization_core.io.jars import ensure_s3_jars
-from tests.normalization_core.table_snapshots import SAMPLE_TABLES, assert_same_tables, normalize, sample_shop, write_config
+from tests.normalization_core.table_snapshots import (
+    SAMPLE_TABLES,
+    assert_same_tables,
+    normalize,
+    sample_shop,
+    table_versions,
+    write_config,
+)
 
 REPO = Path(__file__).parents[2]
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
@@ -78,3 +86,8 @@ def test_a_standalone_cluster_writing_to_a_bucket_equals_a_local_run(spark, tmp_
     assert len(executor_dirs(cluster, 0)) >= 2 and executor_dirs(cluster, 1), \
         "worker 0 started a new executor after the kill; each worker ran an executor of the run"
     assert_same_tables(local, remote, SAMPLE_TABLES)
+    again = write_config(tmp_path / "again", s3_bucket.uri("warehouse"),
+                         {**source, "landing": s3_bucket.uri("landing/shop")}, s3_bucket.endpoint)
+    before = table_versions(spark, again)
+    assert "nothing to normalize" in normalize(again, capsys)
+    assert table_versions(spark, again) == before

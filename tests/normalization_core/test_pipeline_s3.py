@@ -1,5 +1,6 @@
 """Landing and warehouse in an S3 bucket (SPEC §2.3, §2.4): moto's S3 server on loopback, files uploaded as
-their producer writes them, `lakenorm normalize`, and the same tables, rows and columns as a local run."""
+their producer writes them, `lakenorm normalize`, and the same tables, rows and columns as a local run.
+(Manifest packages in a bucket: test_cluster.py, whose run writes to a bucket too.)"""
 from __future__ import annotations
 
 import gzip
@@ -9,10 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.normalization_core.table_snapshots import (
-    SAMPLE_TABLES,
     assert_same_tables,
     normalize,
-    sample_shop,
     table_versions,
     write_config,
 )
@@ -28,13 +27,6 @@ def assert_same_tables_and_idempotent(spark, local: Path, remote: Path, capsys, 
     before = table_versions(spark, remote)
     assert "nothing to normalize" in normalize(remote, capsys)  # the registry / ledger in the bucket
     assert table_versions(spark, remote) == before  # nothing was written again
-
-
-def test_manifest_packages_in_a_bucket_equal_a_local_run(spark, tmp_path, s3_bucket, capsys):
-    local, source = sample_shop(tmp_path, s3_bucket)
-    remote = write_config(tmp_path / "remote", s3_bucket.uri("warehouse"),
-                          {**source, "landing": s3_bucket.uri("landing/shop")}, s3_bucket.endpoint)
-    assert_same_tables_and_idempotent(spark, local, remote, capsys, SAMPLE_TABLES)
 
 
 def airbyte_files(case: dict) -> dict[str, bytes]:

@@ -37,14 +37,19 @@ def test_concurrent_runs_storing_one_schema_store_it_once(spark, tmp_path):
 def test_a_table_another_run_created_after_the_check_gets_no_second_row(spark, tmp_path, monkeypatch):
     path = str(tmp_path / "_norm_versions")
     record_version(spark, path, FIRST)  # the other run, which created the table
-    checks = []
-    original = versions.is_delta_table
+    checks = []  # this run's two first looks (its stored versions, then the table) still find no table (seen
+    exists, opened = versions.is_delta_table, versions.open_delta_table  # under a daemon, issue 17)
 
-    def late_sight(spark, p):  # this run's two first looks still found no table (seen under a daemon, issue 17)
+    def late_exists(spark, p):
         checks.append(p)
-        return len(checks) > 2 and original(spark, p)
+        return len(checks) > 2 and exists(spark, p)
 
-    monkeypatch.setattr(versions, "is_delta_table", late_sight)
+    def late_open(p, options):
+        checks.append(p)
+        return opened(p, options) if len(checks) > 2 else None
+
+    monkeypatch.setattr(versions, "is_delta_table", late_exists)
+    monkeypatch.setattr(versions, "open_delta_table", late_open)
     assert record_version(spark, path, FIRST).version == 1
     assert len(checks) > 2, "the creation failed and was retried"
     assert [r["version"] for r in read_table(spark, path).collect()] == [1]
