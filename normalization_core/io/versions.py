@@ -84,12 +84,9 @@ def latest_versions(spark: SparkSession, path: str) -> dict[str, StoredVersion]:
 def latest_versions_without_spark(path: str, storage_options: dict[str, str] | None = None) -> dict[str, StoredVersion]:
     """`latest_versions` of a table (local or `s3a://`) read with delta-rs: loading the Dagster code location
     starts no JVM (SPEC §8). The table holds one short row per schema version: metadata."""
-    table = open_delta_table(path, storage_options)
-    if table is None:
-        return {}
     columns = [C.VERSIONS_STREAM, C.VERSIONS_VERSION, C.VERSIONS_HASH, C.VERSIONS_SCHEMA]
     newest: dict[str, dict] = {}
-    for row in table.to_pyarrow_table(columns=columns).to_pylist():
+    for row in _version_rows(path, storage_options, columns):
         if row[C.VERSIONS_VERSION] > newest.get(row[C.VERSIONS_STREAM], {}).get(C.VERSIONS_VERSION, 0):
             newest[row[C.VERSIONS_STREAM]] = row
     return {stream: _stored(row) for stream, row in newest.items()}
@@ -145,12 +142,15 @@ def record_versions(spark: SparkSession, path: str, schemas: list[StreamSchema],
 
 def _known_versions(path: str, streams: list[str], storage_options: dict[str, str] | None
                     ) -> dict[tuple[str, str], int]:
-    """(stream, version_hash) -> version of the streams (a few short rows per stream: metadata), read from
-    the table's newest commit with delta-rs: no Spark job on every pass."""
-    table = open_delta_table(path, storage_options)
-    if table is None:
-        return {}
-    rows = table.to_pyarrow_table(columns=[C.VERSIONS_STREAM, C.VERSIONS_HASH, C.VERSIONS_VERSION]).to_pylist()
+    """(stream, version_hash) -> version of the streams, read with delta-rs: no Spark job on every pass."""
     wanted = set(streams)
-    return {(r[C.VERSIONS_STREAM], r[C.VERSIONS_HASH]): r[C.VERSIONS_VERSION] for r in rows
+    return {(r[C.VERSIONS_STREAM], r[C.VERSIONS_HASH]): r[C.VERSIONS_VERSION]
+            for r in _version_rows(path, storage_options, [C.VERSIONS_STREAM, C.VERSIONS_HASH, C.VERSIONS_VERSION])
             if r[C.VERSIONS_STREAM] in wanted}
+
+
+def _version_rows(path: str, storage_options: dict[str, str] | None, columns: list[str]) -> list[dict]:
+    """The `columns` of every row of the table's newest version, read with delta-rs (none when there is no
+    table). One short row per schema version: metadata."""
+    table = open_delta_table(path, storage_options)
+    return [] if table is None else table.to_pyarrow_table(columns=columns).to_pylist()
