@@ -10,6 +10,7 @@ from normalization_core import data_checks
 from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig, load_config
 from normalization_core.conventions import system_names
+from normalization_core.dedup_load import key_ordered_tables
 from normalization_core.errors import ConfigError, LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.maintenance import maintain_tables, table_row_count, table_schema
@@ -40,7 +41,7 @@ __all__ = [
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables
-    "is_delta_table", "maintain_tables", "read_table", "table_row_count", "table_schema",
+    "is_delta_table", "key_ordered_tables", "maintain_tables", "read_table", "table_row_count", "table_schema",
     # checks
     "data_checks",
 ]

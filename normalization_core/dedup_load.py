@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
 from normalization_core.io.delta import (
+    TARGET,
     align_deletion_vectors,
     is_delta_table,
     materialized,
@@ -24,7 +25,8 @@ from normalization_core.io.delta import (
     replace_all,
     run_concurrently,
 )
-from normalization_core.plan import StreamPlan, output_tables
+from normalization_core.errors import ConfigError
+from normalization_core.plan import StreamPlan, history_table, output_tables
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import NO_DISCARDS, Discards
 from normalization_core.schema.model import TableSchema, find_table, root_table
@@ -39,11 +41,13 @@ from normalization_core.transform.nesting import child_table, typed_root, typed_
 from normalization_core.transform.internal_columns import DELETE, RECORD_HASH, VERSION
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.scd import (
+    KeyRange,
     ScdColumns,
     current_changes,
     current_columns,
     history_changes,
     history_rows,
+    key_bounds,
     record_hash,
     scd_columns,
     touched,
@@ -91,30 +95,37 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
     incoming = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
     incoming = incoming.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        keys = materialized(incoming.select(*cols.keys).distinct())
+        keys, key_range = _touched_keys(spark, incoming, cols, history_path)
+
+        def history_near_keys() -> DataFrame:
+            history = read_table(spark, history_path)
+            return history if key_range is None else history.where(key_range.rows())
 
         def history_source() -> DataFrame:
             if not is_delta_table(spark, history_path):
                 return history_changes(incoming, None, names, cols, root_doc, load_ids)
             # Read lazily: the MERGE reads the history in its own transaction (a concurrent run's commit is then a
             # conflict, retried), never rows read before that run committed (a key with two current versions).
-            existing = touched(read_table(spark, history_path), keys, cols)
+            existing = touched(history_near_keys(), keys, cols)
             return history_changes(incoming, existing, names, cols, root_doc, load_ids)
 
         def current_source() -> DataFrame:
-            history = materialized(touched(read_table(spark, history_path), keys, cols))
+            history = materialized(touched(history_near_keys(), keys, cols))
             return current_changes(history, keys, names, cols)
+
+        keyed = {"target_rows": None if key_range is None else key_range.rows(TARGET), "order_by": cols.keys}
 
         def children_source(versioned: ParsedRecords, child: str) -> DataFrame:
             return _child_rows(versioned, names, plan, children)[child].withColumn(DELETE, F.lit(False))
 
         changed = {names.history_table(root):
-                   merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE, props)}
+                   merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE, props,
+                                **keyed)}
         tables = [root]
         writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE, props,
-                          reads=history_path)]
+                          reads=history_path, **keyed)]
         if children:  # the history rows of these loads, read once for all child tables
-            loaded = read_table(spark, history_path).where(F.col(names.load_id).isin(list(load_ids)))
+            loaded = history_near_keys().where(F.col(names.load_id).isin(list(load_ids)))
             versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root_doc)), names)
             writes += [partial(merge_by_key, spark, paths[c], partial(children_source, versioned, c),
                                [names.row_id(find_table(plan.schema, c))], DELETE, props) for c in children]
@@ -123,6 +134,21 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
     finally:
         incoming.unpersist()
     return changed
+
+
+def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, history_path: str
+                  ) -> tuple[DataFrame, KeyRange | None]:
+    """The distinct keys of the incoming versions, materialized, and where they lie in the stream's tables (kept
+    in key order; counted while materializing, no job of its own). None: no history yet, or a key type without a
+    range."""
+    keys = incoming.select(*cols.keys).distinct()
+    bounds = key_bounds(keys, cols) if is_delta_table(spark, history_path) else None
+    if bounds is None:
+        return materialized(keys), None
+    observed = Observation()
+    keys = materialized(keys.observe(observed, *bounds))
+    found = observed.get  # delivered by the materializing job: one row of bounds, metadata
+    return keys, KeyRange(cols.keys[0], found["low"], found["high"], bool(found["nulls"]))
 
 
 def _child_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, children: Sequence[str]
@@ -153,12 +179,13 @@ def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan:
     root, *children = plan.tables
     paths = {t: source_tables.path(t) for t in output_tables(plan, names)}
     props = aligned_properties(spark, source_tables, paths.values())
+    keys = scd_columns(plan.settings, root_table(plan.schema)).keys
     parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props)
+        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props, order_by=keys)
         history = read_table(spark, paths[names.history_table(root)])
         current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
-        writes = [partial(replace_all, current, paths[root], props)]
+        writes = [partial(replace_all, current, paths[root], props, order_by=keys)]
         versioned = _with_version(parsed, _version_ids(history, names, root_table(plan.schema)), names)
         writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, VERSION), paths[c],
                            props) for c in children]
@@ -166,6 +193,20 @@ def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan:
     finally:
         parsed.unpersist()
     return {t: read_table(spark, p).count() for t, p in paths.items()}
+
+
+def key_ordered_tables(plan: StreamPlan, names: SystemNames) -> dict[str, tuple[str, ...]]:
+    """The stream's tables kept in key order, with their key columns: an `append_dedup` stream's history and
+    current tables (their loads MERGE a range of keys); none for other streams, or when the key is not
+    resolvable (a load of that stream reports it)."""
+    history = history_table(plan, names)
+    if history is None:
+        return {}
+    try:
+        keys = scd_columns(plan.settings, root_table(plan.schema)).keys
+    except ConfigError:
+        return {}
+    return {history: keys, plan.tables[0]: keys}
 
 
 def aligned_properties(spark: SparkSession, source_tables: SourceTables, paths: Iterable[str]) -> dict[str, str]:

@@ -1,5 +1,7 @@
 """Per source: a daily maintenance job + schedule (OPTIMIZE, VACUUM) and an optional polling schedule."""
 
+from collections.abc import Mapping
+
 import dagster as dg
 
 from normalization_core.api import (
@@ -7,6 +9,7 @@ from normalization_core.api import (
     SourceConfig,
     SourceTables,
     StreamPlan,
+    key_ordered_tables,
     maintain_tables,
     output_tables,
 )
@@ -18,28 +21,31 @@ MAINTENANCE_CRON = "0 3 * * *"
 POLLING_CRON = "*/5 * * * *"
 
 
-def maintained_tables(source_tables: SourceTables, streams: list[str], plans: dict[str, StreamPlan]) -> list[str]:
-    """Every table a source may have: raw, typed, history, and the source's system tables."""
+def maintained_tables(source_tables: SourceTables, streams: list[str], plans: dict[str, StreamPlan]
+                      ) -> dict[str, tuple[str, ...]]:
+    """Every table a source may have (raw, typed, history, the source's system tables), with the key columns
+    of those kept in key order (empty: none)."""
     names = source_tables.names
-    tables = [source_tables.raw_table(s) for s in streams]
+    tables: dict[str, tuple[str, ...]] = {source_tables.raw_table(s): () for s in streams}
     for plan in plans.values():
-        tables.extend(output_tables(plan, names))
-    system = dict.fromkeys([names.loads_table, names.registry_table, names.versions_table, names.quarantine_table])
-    return [*tables, *system]
+        tables.update({**dict.fromkeys(output_tables(plan, names), ()), **key_ordered_tables(plan, names)})
+    system = [names.loads_table, names.registry_table, names.versions_table, names.quarantine_table]
+    return {**tables, **dict.fromkeys(system, ())}
 
 
 def maintenance_job_name(source: SourceConfig) -> str:
     return f"{source.name}_maintenance"
 
 
-def build_maintenance_job(source_tables: SourceTables, tables: list[str]) -> dg.JobDefinition:
+def build_maintenance_job(source_tables: SourceTables, tables: Mapping[str, tuple[str, ...]]) -> dg.JobDefinition:
     source = source_tables.source
-    paths = [source_tables.path(t) for t in tables]
+    paths = {source_tables.path(t): keys for t, keys in tables.items()}
 
     @dg.op(name=f"{source.name}_optimize_and_vacuum",
-           description="Delta OPTIMIZE (compaction) then VACUUM (default retention) on each table of the source.")
+           description="Delta OPTIMIZE (compaction; tables kept in key order are rewritten in that order) then "
+                       "VACUUM (default retention) on each table of the source.")
     def optimize_and_vacuum(context: dg.OpExecutionContext, spark: SparkSessionResource) -> None:
-        for done in maintain_tables(spark.spark, paths):
+        for done in maintain_tables(spark.spark, list(paths), key_orders={p: k for p, k in paths.items() if k}):
             context.log.info(f"{done.path}: compacted {done.files_removed} files into {done.files_added}, "
                              f"vacuumed {done.files_vacuumed}")
 
@@ -50,7 +56,7 @@ def build_maintenance_job(source_tables: SourceTables, tables: list[str]) -> dg.
     return maintenance
 
 
-def build_schedules(source_tables: SourceTables, tables: list[str],
+def build_schedules(source_tables: SourceTables, tables: Mapping[str, tuple[str, ...]],
                     normalize_job: object | None) -> tuple[list[dg.JobDefinition], list[dg.ScheduleDefinition]]:
     config, source = source_tables.config, source_tables.source
     job = build_maintenance_job(source_tables, tables)

@@ -1,7 +1,8 @@
 """Table statistics from Delta metadata, and table maintenance (OPTIMIZE, VACUUM)."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -9,7 +10,12 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from normalization_core.io.delta import is_delta_table, with_conflict_retry
+from normalization_core.io.delta import (
+    KEY_ORDERED_FILE_ROWS,
+    is_delta_table,
+    rewrite_in_key_order,
+    with_conflict_retry,
+)
 
 
 def table_row_count(spark: SparkSession, path: str) -> int:
@@ -34,23 +40,46 @@ class MaintenanceResult:
     files_vacuumed: int
 
 
-def optimize_and_vacuum(spark: SparkSession, path: str, retention_hours: float | None = None) -> MaintenanceResult:
-    """Compact small files (OPTIMIZE), then delete files no version within the retention needs
-    (VACUUM; None = the table's retention, 7 days by default). Each is its own commit."""
+def optimize_and_vacuum(spark: SparkSession, path: str, retention_hours: float | None = None,
+                        key_order: Sequence[str] = ()) -> MaintenanceResult:
+    """Compact small files (OPTIMIZE; a table kept in `key_order`: `compact_in_key_order`), then delete files no
+    version within the retention needs (VACUUM; None = the table's retention, 7 days by default). Each is its own
+    commit."""
     table = DeltaTable.forPath(spark, path)
-    metrics = with_conflict_retry(lambda: table.optimize().executeCompaction().select("metrics").first()[0], path)
+    if key_order:
+        removed, added = compact_in_key_order(spark, table, path, key_order)
+    else:
+        metrics = with_conflict_retry(lambda: table.optimize().executeCompaction().select("metrics").first()[0],
+                                      path)
+        removed, added = int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"])
     table.vacuum(retention_hours)  # runs eagerly; None = the table's retention
-    vacuumed = _last_metric(table, "VACUUM END", "numDeletedFiles")
-    return MaintenanceResult(path, int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"]), vacuumed)
+    return MaintenanceResult(path, removed, added, _last_metric(table, "VACUUM END", "numDeletedFiles"))
 
 
-def maintain_tables(spark: SparkSession, paths: Iterable[str],
-                    retention_hours: float | None = None) -> list[MaintenanceResult]:
+def compact_in_key_order(spark: SparkSession, table: DeltaTable, path: str, key_order: Sequence[str]
+                         ) -> tuple[int, int]:
+    """Files removed and added by rewriting the table in key order when it has more than twice the files that
+    order needs (each load's MERGE adds a few small files holding keys from all over). OPTIMIZE's compaction
+    would merge every file under 1 GB into one, and a MERGE touching any key would then rewrite all of it."""
+    def files() -> int:
+        return int(table.detail().first()["numFiles"])  # the snapshot's file count: metadata
+    before = files()
+    if before <= 2 * max(1, math.ceil(table_row_count(spark, path) / KEY_ORDERED_FILE_ROWS)):
+        return 0, 0
+    rewrite_in_key_order(spark, path, key_order)
+    return before, files()
+
+
+def maintain_tables(spark: SparkSession, paths: Iterable[str], retention_hours: float | None = None,
+                    key_orders: Mapping[str, Sequence[str]] | None = None) -> list[MaintenanceResult]:
     """OPTIMIZE and VACUUM each existing Delta table of `paths`, several side by side (each is mostly
-    fixed per-commit latency); missing tables are skipped. Results in the order of `paths`."""
+    fixed per-commit latency); missing tables are skipped. `key_orders`: the key columns of the tables (by path)
+    kept in key order. Results in the order of `paths`."""
     existing = [p for p in paths if is_delta_table(spark, p)]
+    orders = key_orders or {}
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="lakenorm-maintain") as pool:
-        return list(pool.map(lambda path: optimize_and_vacuum(spark, path, retention_hours), existing))
+        return list(pool.map(lambda path: optimize_and_vacuum(spark, path, retention_hours, orders.get(path, ())),
+                             existing))
 
 
 def _last_metric(table: DeltaTable, operation: str, metric: str) -> int:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from normalization_core import columns as C
 from normalization_core.stream_settings import StreamSettings, resolve_primary_key
@@ -40,6 +42,39 @@ class ScdColumns:
     cdc_updated_at: str | None
     cdc_log_pos: str | None
     cdc_deleted_at: str | None
+
+
+@dataclass(frozen=True)
+class KeyRange:
+    """Bounds of the leading key column over some keys (`low` None: none of them is non-NULL) and whether
+    one of them is NULL. Rows outside hold none of those keys: a Delta scan or MERGE filtered by `rows()`
+    skips the files whose statistics lie outside, which is most of a table kept in key order."""
+
+    column: str
+    low: Any
+    high: Any
+    nulls: bool
+
+    def rows(self, table: str | None = None) -> Column:
+        """The rows that may hold one of the keys; `table`: the alias to qualify the column with."""
+        column = F.col(f"{table}.`{self.column}`" if table else f"`{self.column}`")
+        within = column.between(F.lit(self.low), F.lit(self.high)) if self.low is not None else F.lit(False)
+        return within | column.isNull() if self.nulls else within
+
+
+RANGED_TYPES = (T.NumericType, T.StringType, T.DateType)
+"""Key types whose bounds come back to Python and go into a predicate as the same literal (a timestamp's
+would pass through the Python process's time zone)."""
+
+
+def key_bounds(keys: DataFrame, cols: ScdColumns) -> list[Column] | None:
+    """Aggregates over `keys` giving a `KeyRange`'s `low`, `high` and `nulls` (the leading key's lowest and
+    highest value, whether one is NULL); None when its type has no safe literal."""
+    leading = cols.keys[0]
+    if not isinstance(keys.schema[leading].dataType, RANGED_TYPES):
+        return None
+    column = F.col(f"`{leading}`")
+    return [F.min(column).alias("low"), F.max(column).alias("high"), F.bool_or(column.isNull()).alias("nulls")]
 
 
 def scd_columns(settings: StreamSettings, root: TableSchema) -> ScdColumns:

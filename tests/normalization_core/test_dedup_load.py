@@ -3,10 +3,12 @@ runs in any order and again, children of every version, rebuild from raw."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
 from normalization_core.catalog import parse_catalog
@@ -15,6 +17,7 @@ from normalization_core.columns import NATIVE as N
 from normalization_core import dedup_load
 from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
+from normalization_core.io import delta
 from normalization_core.io.delta import MAX_ATTEMPTS, read_table
 from normalization_core.pipeline import normalize_load
 from normalization_core.plan import StreamPlan
@@ -22,7 +25,7 @@ from normalization_core.schema import schema_from_json_schema
 from normalization_core.schema.model import root_table
 from normalization_core.source_tables import SourceTables
 from normalization_core.transform import raw as R
-from normalization_core.transform.scd import current_columns, scd_columns
+from normalization_core.transform.scd import KeyRange, ScdColumns, current_columns, key_bounds, scd_columns
 from tests.normalization_core.scd_helpers import STREAM, case_config, catalog_doc, projected, table_rows
 
 CASES = ["cursor_order", "cdc_updated_at_tiebreak", "cdc_log_pos_tiebreak", "extracted_at_tiebreak",
@@ -179,3 +182,49 @@ def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_on
     assert sorted((r["id"], r["v"]) for r in read_table(spark, current_path).collect()) == [(1, "d"), (2, "b")]
     retried = [r.getMessage() for r in caplog.records if r.name == "lakenorm" and r.levelname == "WARNING"]
     assert len(retried) == 1 and f"concurrent commit on {current_path} (attempt 1 of {MAX_ATTEMPTS})" in retried[0]
+
+
+def test_an_update_to_a_range_of_keys_searches_only_the_files_of_that_range(spark, tmp_path, load_case, monkeypatch):
+    """The first load writes the tables in key order (11 files of at most 100 rows here); an update to keys 101-110
+    and the NULL key rewrites the files of those keys only, and the tables equal all loads' history at once."""
+    monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
+    records = lambda ids, v, seq: [{"id": k, "v": v, "seq": seq} for k in ids]  # noqa: E731
+    packages = [{"load_id": "P0", "created_at": "2024-01-01T00:00:00Z",
+                 "records": records([*range(1000, 0, -1), None], "a", 0)},
+                {"load_id": "P1", "created_at": "2024-01-02T00:00:00Z",
+                 "records": records([*range(101, 111), None], "b", 1)}]
+    case = {**load_case("scd/cursor_order.json"), "packages": packages}
+    plan, config = plan_of(case), case_config(tmp_path, case)
+    for package in packages:
+        write_dedup_tables(spark, SourceTables.of(config, "src"), plan, raw_frame(spark, [package]),
+                           [package["load_id"]])
+
+    paths = [config.table_path("src", f"{STREAM}_scd"), config.table_path("src", STREAM)]
+    history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)
+    current = history.where(N.is_current).select(*current_columns(N, history.columns))
+    assert [table_rows(read_table(spark, p)) for p in paths] == [table_rows(history), table_rows(current)]
+    for path in paths:
+        merge = DeltaTable.forPath(spark, path).history(1).first()
+        metrics = merge["operationMetrics"]
+        assert len(list(Path(path).glob("*.parquet"))) - int(metrics["numTargetFilesAdded"]) == 11  # first load's
+        assert merge["operation"] == "MERGE" and int(metrics["numTargetRowsUpdated"]) == 11
+        assert int(metrics["numTargetFilesRemoved"]) <= 3  # the NULL key's file and those of 101-110
+        assert int(metrics["numTargetRowsCopied"]) < 300
+
+
+@pytest.mark.parametrize(("values", "kind", "bounds"), [
+    ([3, None, 1], "long", (1, 3, True)), (["b", "a"], "string", ("a", "b", False)),
+    ([None], "long", (None, None, True))])
+def test_the_touched_keys_bound_the_rows_that_can_hold_them(spark, values, kind, bounds):
+    cols = ScdColumns(STREAM, ("id",), None, None, None, None)
+    keys = spark.createDataFrame([(v,) for v in values], f"id {kind}")
+    low, high, nulls = keys.agg(*key_bounds(keys, cols)).first()
+    assert (low, high, nulls) == bounds
+    table = spark.createDataFrame([(v,) for v in [*values, "z" if kind == "string" else 7]], f"id {kind}")
+    near = table.where(KeyRange("id", low, high, nulls).rows()).collect()
+    assert sorted(near, key=str) == sorted(keys.collect(), key=str)
+
+
+def test_keys_of_a_type_without_a_safe_literal_have_no_range(spark):
+    keys = spark.createDataFrame([("2024-01-01",)], "id string").select(F.to_timestamp("id").alias("id"))
+    assert key_bounds(keys, ScdColumns(STREAM, ("id",), None, None, None, None)) is None

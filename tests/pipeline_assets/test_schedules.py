@@ -5,12 +5,14 @@ import dagster as dg
 import pytest
 from delta.tables import DeltaTable
 
+from normalization_core.api import SourceTables, known_streams, stream_plans
 from normalization_core.config import load_config
 from normalization_core.io.maintenance import table_row_count
 from normalization_core.pipeline import normalize_load
 from pipeline_assets.definitions import build_definitions, defs
 from pipeline_assets.demo import write_demo_files
 from pipeline_assets.samples import SampleSpec, write_sample_packages
+from pipeline_assets.schedules import maintained_tables
 from tests.pipeline_assets.conftest import write_case_package
 
 
@@ -51,6 +53,15 @@ def test_polling_registers_new_packages_once_and_requests_one_run_per_load(tmp_p
                                                                                 events=1))[2:]
         third = tick()
         assert [r.partition_key for r in third.run_requests] == later
+
+
+def test_the_maintenance_job_keeps_the_history_and_current_tables_of_dedup_streams_in_key_order(tmp_path):
+    config = load_config(write_demo_files(tmp_path, SampleSpec(packages=1, orders=2, customers=1, events=1)))
+    source = config.source("shop")
+    tables = maintained_tables(SourceTables(config, source), known_streams(config, source), stream_plans(source))
+    assert {t: keys for t, keys in tables.items() if keys} == {
+        "orders_scd": ("id",), "orders": ("id",), "customers_scd": ("id",), "customers": ("id",)}
+    assert {"_norm_raw_orders", "orders__line_items", "events", "_norm_loads"} <= set(tables)
 
 
 @pytest.mark.slow

@@ -1,9 +1,14 @@
 """Row counts from Delta metadata; OPTIMIZE and VACUUM on a real table."""
 from __future__ import annotations
 
+import json
+
+import pyarrow as pa
 from delta.tables import DeltaTable
+from deltalake import DeltaTable as RustDeltaTable
 from pyspark.sql import functions as F
 
+from normalization_core.io import delta, maintenance
 from normalization_core.io.delta import read_table
 from normalization_core.io.maintenance import maintain_tables, table_row_count, table_schema
 
@@ -32,3 +37,30 @@ def test_maintenance_compacts_and_vacuums_existing_tables_and_skips_missing_ones
     assert operations[-3:] == ["OPTIMIZE", "VACUUM START", "VACUUM END"]
     assert table_row_count(spark, path) == 30
     assert sorted(r["load"] for r in read_table(spark, path).select("load").distinct().collect()) == ["L1", "L2", "L3"]
+
+
+def test_a_table_kept_in_key_order_is_compacted_in_that_order_only_when_it_has_too_many_files(
+        spark, tmp_path, monkeypatch):
+    for module in (delta, maintenance):
+        monkeypatch.setattr(module, "KEY_ORDERED_FILE_ROWS", 100)
+    path = str(tmp_path / "t")
+    for load in range(10):  # 20 small files, each holding ids from all over
+        (spark.range(30).select(((F.col("id") * 10 + load) * 7 % 300).alias("id"), F.lit(load).alias("load"))
+         .repartition(2).write.format("delta").mode("append").save(path))
+    rows = sorted(read_table(spark, path).collect())
+
+    [done] = maintain_tables(spark, [path], key_orders={path: ["id"]})
+    assert done.files_removed == 20 and 3 <= done.files_added <= 4  # 300 rows: files of at most 100
+    assert sorted(read_table(spark, path).collect()) == rows
+    files = pa.table(RustDeltaTable(path).get_add_actions(flatten=True)).to_pylist()
+    ranges = sorted((f["min.id"], f["max.id"]) for f in files)
+    assert all(high < next_low for (_, high), (next_low, _) in zip(ranges, ranges[1:])), ranges
+    version = DeltaTable.forPath(spark, path).history().where("operation = 'WRITE'").agg({"version": "max"}).first()[0]
+    commit = tmp_path / "t" / "_delta_log" / f"{version:020d}.json"
+    adds = [json.loads(line)["add"] for line in commit.read_text().splitlines() if '"add"' in line]
+    assert adds and not any(a["dataChange"] for a in adds)  # a rewrite, no new data for change readers
+
+    [again] = maintain_tables(spark, [path], key_orders={path: ["id"]})
+    assert (again.files_removed, again.files_added) == (0, 0)
+    operations = [r["operation"] for r in DeltaTable.forPath(spark, path).history().orderBy("version").collect()]
+    assert operations[-5:] == ["WRITE", "VACUUM START", "VACUUM END", "VACUUM START", "VACUUM END"]
