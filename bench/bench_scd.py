@@ -1,13 +1,15 @@
 """Benchmark: applying one update package to an `append_dedup` stream costs O(k + history of touched keys).
 
 In one Spark session, for each history size it builds the stream's history and current tables with Spark
-ranges (no files: `--versions` versions per key, as one rebuild), then applies the same package of
-`--updates` new versions (keys spread over the smallest key space) with the incremental MERGE path, and
-prints the update times and their ratio. A ratio near 1 means the cost does not grow with the table.
+ranges (no files: `--versions` versions per key, as one rebuild, which writes them in key order), then applies
+the same package of `--updates` new versions (keys spread over the smallest key space, or with `--spread` over
+each history's own) with the incremental MERGE path, and prints the update times and their ratio. A ratio near
+1 means the cost does not grow with the table; it also prints how many files the MERGEs rewrote or marked.
 Each size runs with deletion vectors off and on (`--deletion-vectors`), printing the Spark jobs and wall time
 of the update and the machine's load average (the figures are only comparable on a quiet machine).
 
     .venv/bin/python bench/bench_scd.py --keys 100000 1000000 --updates 10000 --out bench/out/scd
+    .venv/bin/python bench/bench_scd.py --keys 100000 1000000 --spread --deletion-vectors off --out bench/out/scd
     .venv/bin/python bench/bench_scd.py --keys 1000 10000 --updates 100      # toy size, a minute
 """
 from __future__ import annotations
@@ -19,20 +21,19 @@ import shutil
 import time
 from pathlib import Path
 
+from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.catalog import parse_catalog
 from normalization_core.columns import NATIVE as N
 from normalization_core.config import LakenormConfig, parse_config
-from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
-from normalization_core.io.delta import merged_table_properties, read_table, replace_all
+from normalization_core.dedup_load import rebuild_dedup_tables, write_dedup_tables
 from normalization_core.io.spark import build_spark_session
 from normalization_core.plan import StreamPlan
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.source_tables import SourceTables
 from normalization_core.transform import raw as R
-from normalization_core.transform.scd import current_columns
 
 STREAM = "accounts"
 SCHEMA = {"type": "object", "properties": {
@@ -63,12 +64,9 @@ def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: 
 
 
 def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int) -> None:
-    p, props = plan(), merged_table_properties(config.source("bench").deletion_vectors)
-    history = scd_history(parse_versions(raw_rows(spark, keys * versions, keys, 0, "history"), N, p.schema), N, p)
-    replace_all(history, config.table_path("bench", f"{STREAM}_scd"), props)
-    written = read_table(spark, config.table_path("bench", f"{STREAM}_scd"))
-    replace_all(written.where(N.is_current).select(*current_columns(N, written.columns)),
-                config.table_path("bench", STREAM), props)
+    """The stream's tables as a rebuild from raw writes them (in key order)."""
+    rebuild_dedup_tables(spark, SourceTables.of(config, "bench"), plan(),
+                         raw_rows(spark, keys * versions, keys, 0, "history"))
 
 
 def apply_update(spark: SparkSession, config: LakenormConfig, keys: int, updates: int,
@@ -97,12 +95,26 @@ def run(spark: SparkSession, out: Path, keys: int, versions: int, updates: int, 
     seconds, jobs = apply_update(spark, config, keys, updates, smallest)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"| {keys} keys | DVs {dv} | update of {updates} records: {seconds:.1f} s, {jobs} Spark jobs, "
-          f"{_files(root / 'wh' / 'bench')} data files | load average {load} |")
+          f"{_files(root / 'wh' / 'bench')} data files | files the MERGE rewrote or marked: "
+          f"{_rewritten(spark, config)} | load average {load} |")
     return seconds
 
 
 def _jobs(spark: SparkSession) -> int:
     return spark.sparkContext._jsc.sc().dagScheduler().numTotalJobs()
+
+
+def _rewritten(spark: SparkSession, config: LakenormConfig) -> str:
+    """Per table, the files the update's MERGE rewrote (or gave deletion vectors) of the files it had."""
+    found = []
+    for table in (f"{STREAM}_scd", STREAM):
+        delta_table = DeltaTable.forPath(spark, config.table_path("bench", table))
+        metrics = delta_table.history(1).first()["operationMetrics"]  # one commit's metrics: metadata
+        touched = int(metrics["numTargetFilesRemoved"]) + int(metrics["numTargetDeletionVectorsAdded"])
+        files = delta_table.detail().first()["numFiles"] - int(metrics["numTargetFilesAdded"]) + int(
+            metrics["numTargetFilesRemoved"])
+        found.append(f"{table} {touched} of {files}")
+    return ", ".join(found)
 
 
 def _files(tables: Path) -> int:
@@ -117,11 +129,14 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=Path("bench/out/scd"))
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--spread", action="store_true",
+                        help="spread the update's keys over each history's whole key space (default: the smallest's)")
     parser.add_argument("--deletion-vectors", nargs="+", choices=["off", "on"], default=["off", "on"])
     args = parser.parse_args()
     spark = build_spark_session({"master": args.master, "spark.ui.enabled": "false"}, app_name="bench-scd")
     for dv in args.deletion_vectors:
-        times = [run(spark, args.out, k, args.versions, args.updates, min(args.keys), dv == "on") for k in args.keys]
+        times = [run(spark, args.out, k, args.versions, args.updates, k if args.spread else min(args.keys), dv == "on")
+                 for k in args.keys]
         print(f"DVs {dv}: ratio of update times (largest / smallest history): {times[-1] / times[0]:.2f}")
 
 
