@@ -10,6 +10,7 @@ of the update and the machine's load average (the figures are only comparable on
 
     .venv/bin/python bench/bench_scd.py --keys 100000 1000000 --updates 10000 --out bench/out/scd
     .venv/bin/python bench/bench_scd.py --keys 100000 1000000 --spread --deletion-vectors off --out bench/out/scd
+    .venv/bin/python bench/bench_scd.py --keys 100000 1000000 --children --deletion-vectors off  # + a child table
     .venv/bin/python bench/bench_scd.py --keys 1000 10000 --updates 100      # toy size, a minute
 """
 from __future__ import annotations
@@ -39,23 +40,33 @@ STREAM = "accounts"
 SCHEMA = {"type": "object", "properties": {
     "id": {"type": "integer"}, "seq": {"type": "integer"},
     "name": {"type": ["null", "string"]}, "balance": {"type": ["null", "number"]}}}
-CATALOG = {"streams": [{"stream": {"name": STREAM, "json_schema": SCHEMA}, "sync_mode": "incremental",
-                        "destination_sync_mode": "append_dedup", "primary_key": [["id"]], "cursor_field": ["seq"]}]}
+ITEMS = {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}}}}
+CHILD = f"{STREAM}__items"
 
 
-def plan() -> StreamPlan:
-    settings = parse_catalog(CATALOG)[STREAM]
-    return StreamPlan(settings, schema_from_json_schema(STREAM, SCHEMA, convention="native",
+def catalog(children: bool) -> dict:
+    schema = {**SCHEMA, "properties": {**SCHEMA["properties"], "items": ITEMS}} if children else SCHEMA
+    return {"streams": [{"stream": {"name": STREAM, "json_schema": schema}, "sync_mode": "incremental",
+                         "destination_sync_mode": "append_dedup", "primary_key": [["id"]], "cursor_field": ["seq"]}]}
+
+
+def plan(children: bool) -> StreamPlan:
+    settings = parse_catalog(catalog(children))[STREAM]
+    return StreamPlan(settings, schema_from_json_schema(STREAM, settings.json_schema, convention="native",
                                                         max_identifier_length=255, max_table_nesting=1000))
 
 
-def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: str, step: int = 1) -> DataFrame:
-    """`rows` raw records: row i is key (i * step) % keys + 1 with cursor seq_base + i // keys."""
+def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: str, step: int = 1,
+             children: bool = False) -> DataFrame:
+    """`rows` raw records: row i is key (i * step) % keys + 1 with cursor seq_base + i // keys; with `children`,
+    two items each."""
     ids = spark.range(rows)
+    items = [F.array(*[F.struct(F.concat(F.lit(f"sku-{n}-"), F.col("id").cast("string")).alias("sku"))
+                       for n in (1, 2)]).alias("items")] if children else []
     record = F.to_json(F.struct(((F.col("id") * step) % keys + 1).alias("id"),
                                 (F.lit(seq_base) + F.col("id") / keys).cast("long").alias("seq"),
                                 F.concat(F.lit("name-"), F.col("id").cast("string")).alias("name"),
-                                (F.col("id") % 1000 / 10).alias("balance")))
+                                (F.col("id") % 1000 / 10).alias("balance"), *items))
     file, line = F.lit(f"{STREAM}/part-00000.jsonl"), F.col("id") + 1
     return ids.select(
         R.raw_id(F.lit(load_id), file, line).alias(N.raw_id), F.lit(load_id).alias(N.load_id),
@@ -63,40 +74,41 @@ def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: 
         file.alias(N.file), line.alias(N.line), F.lit(None).cast("string").alias(N.error))
 
 
-def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int) -> None:
+def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int, children: bool) -> None:
     """The stream's tables as a rebuild from raw writes them (in key order)."""
-    rebuild_dedup_tables(spark, SourceTables.of(config, "bench"), plan(),
-                         raw_rows(spark, keys * versions, keys, 0, "history"))
+    rebuild_dedup_tables(spark, SourceTables.of(config, "bench"), plan(children),
+                         raw_rows(spark, keys * versions, keys, 0, "history", children=children))
 
 
 def apply_update(spark: SparkSession, config: LakenormConfig, keys: int, updates: int,
-                 smallest: int) -> tuple[float, int]:
+                 smallest: int, children: bool) -> tuple[float, int]:
     """Seconds and Spark jobs of one update package."""
-    p = plan()
-    package = raw_rows(spark, updates, keys, 1_000_000, "update", step=max(1, smallest // updates))
+    p = plan(children)
+    package = raw_rows(spark, updates, keys, 1_000_000, "update", step=max(1, smallest // updates),
+                       children=children)
     jobs, started = _jobs(spark), time.monotonic()
     write_dedup_tables(spark, SourceTables.of(config, "bench"), p, package, ["update"])
     return time.monotonic() - started, _jobs(spark) - jobs
 
 
 def run(spark: SparkSession, out: Path, keys: int, versions: int, updates: int, smallest: int,
-        deletion_vectors: bool) -> float:
+        deletion_vectors: bool, children: bool = False) -> float:
     dv = "on" if deletion_vectors else "off"
     root = out / f"keys-{keys}-dv-{dv}"
     shutil.rmtree(root, ignore_errors=True)
     (root / "landing").mkdir(parents=True)
-    (root / "catalog.json").write_text(json.dumps(CATALOG))
+    (root / "catalog.json").write_text(json.dumps(catalog(children)))
     config = parse_config({"warehouse": "wh", "sources": [
         {"name": "bench", "landing": "landing", "catalog": "catalog.json", "deletion_vectors": deletion_vectors}]},
         base_dir=root)
     started = time.monotonic()
-    build_history(spark, config, keys, versions)
+    build_history(spark, config, keys, versions, children)
     print(f"| {keys} keys | DVs {dv} | history of {keys * versions} rows built in {time.monotonic() - started:.1f} s |")
-    seconds, jobs = apply_update(spark, config, keys, updates, smallest)
+    seconds, jobs = apply_update(spark, config, keys, updates, smallest, children)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"| {keys} keys | DVs {dv} | update of {updates} records: {seconds:.1f} s, {jobs} Spark jobs, "
           f"{_files(root / 'wh' / 'bench')} data files | files the MERGE rewrote or marked: "
-          f"{_rewritten(spark, config)} | load average {load} |")
+          f"{_rewritten(spark, config, children)} | load average {load} |")
     return seconds
 
 
@@ -104,10 +116,10 @@ def _jobs(spark: SparkSession) -> int:
     return spark.sparkContext._jsc.sc().dagScheduler().numTotalJobs()
 
 
-def _rewritten(spark: SparkSession, config: LakenormConfig) -> str:
+def _rewritten(spark: SparkSession, config: LakenormConfig, children: bool) -> str:
     """Per table, the files the update's MERGE rewrote (or gave deletion vectors) of the files it had."""
     found = []
-    for table in (f"{STREAM}_scd", STREAM):
+    for table in (f"{STREAM}_scd", STREAM, *([CHILD] if children else [])):
         delta_table = DeltaTable.forPath(spark, config.table_path("bench", table))
         metrics = delta_table.history(1).first()["operationMetrics"]  # one commit's metrics: metadata
         touched = int(metrics["numTargetFilesRemoved"]) + int(metrics["numTargetDeletionVectorsAdded"])
@@ -131,12 +143,13 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--spread", action="store_true",
                         help="spread the update's keys over each history's whole key space (default: the smallest's)")
+    parser.add_argument("--children", action="store_true", help=f"two items per record: a child table {CHILD}")
     parser.add_argument("--deletion-vectors", nargs="+", choices=["off", "on"], default=["off", "on"])
     args = parser.parse_args()
     spark = build_spark_session({"master": args.master, "spark.ui.enabled": "false"}, app_name="bench-scd")
     for dv in args.deletion_vectors:
-        times = [run(spark, args.out, k, args.versions, args.updates, k if args.spread else min(args.keys), dv == "on")
-                 for k in args.keys]
+        times = [run(spark, args.out, k, args.versions, args.updates, k if args.spread else min(args.keys), dv == "on",
+                     args.children) for k in args.keys]
         print(f"DVs {dv}: ratio of update times (largest / smallest history): {times[-1] / times[0]:.2f}")
 
 
