@@ -64,3 +64,20 @@ def test_a_table_kept_in_key_order_is_compacted_in_that_order_only_when_it_has_t
     assert (again.files_removed, again.files_added) == (0, 0)
     operations = [r["operation"] for r in DeltaTable.forPath(spark, path).history().orderBy("version").collect()]
     assert operations[-5:] == ["WRITE", "VACUUM START", "VACUUM END", "VACUUM START", "VACUUM END"]
+
+
+def test_a_load_committing_while_a_table_is_rewritten_in_key_order_loses_no_row(spark, tmp_path, monkeypatch):
+    """A commit after the rewrite planned its read of the table and before its own write: the rewrite reads the
+    table as of its own transaction, so the new row is in what it writes (or the commit is a conflict, retried)."""
+    path = str(tmp_path / "t")
+    for load in range(3):
+        spark.range(10).select((F.col("id") * 3 + load).alias("id")).write.format("delta").mode("append").save(path)
+    writer = delta._writer
+
+    def writer_after_a_load_commits(df, order_by, counted=None):
+        spark.range(1).select(F.lit(99).cast("long").alias("id")).write.format("delta").mode("append").save(path)
+        return writer(df, order_by, counted)
+
+    monkeypatch.setattr(delta, "_writer", writer_after_a_load_commits)
+    delta.rewrite_in_key_order(spark, path, ["id"])
+    assert sorted(r["id"] for r in read_table(spark, path).collect()) == sorted([*range(30), 99])
