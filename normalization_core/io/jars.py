@@ -25,8 +25,18 @@ S3_SUBDIR = "s3"
 _LIST_FILE = "jars.txt"
 
 
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
 def jars_dir() -> Path:
-    return Path(os.environ.get(JARS_DIR_ENV) or DEFAULT_JARS_DIR).resolve()
+    """`LAKENORM_JARS_DIR`, else `.lakenorm/jars` of the checkout lakenorm runs from (an editable install: `make`
+    resolves the jars there) whatever the working directory (a Dagster run's is its instance's folder: a cache
+    there would be resolved from the network on the first run), else of the working directory."""
+    configured = os.environ.get(JARS_DIR_ENV)
+    if configured:
+        return Path(configured).resolve()
+    base = PROJECT_ROOT if (PROJECT_ROOT / "pyproject.toml").is_file() else Path.cwd()
+    return (base / DEFAULT_JARS_DIR).resolve()
 
 
 def s3_jars_dir() -> Path:

@@ -1,10 +1,12 @@
-"""The jar cache under concurrent first use: one process resolves, the others wait for it and take its jars."""
+"""The jar cache: where it is by default, and under concurrent first use (one process resolves, the others wait
+for it and take its jars)."""
 import fcntl
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-from normalization_core.io.jars import cached_jars
+from normalization_core.io.jars import JARS_DIR_ENV, cached_jars, jars_dir
 
 CHILD = """
 import sys
@@ -29,3 +31,13 @@ def test_a_process_waiting_on_a_resolution_takes_the_jars_it_left_instead_of_res
     assert child.returncode == 0
     assert out.strip() == str([str(cache / "a.jar")])
     assert cached_jars(cache) == [str(cache / "a.jar")]
+
+
+def test_the_default_cache_is_the_checkouts_whatever_the_working_directory(tmp_path, monkeypatch):
+    """A Dagster run works in its instance's folder: the cache `make` filled must still be the one it uses."""
+    monkeypatch.delenv(JARS_DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    checkout = Path(__file__).resolve().parents[3]
+    assert jars_dir() == checkout / ".lakenorm" / "jars"
+    monkeypatch.setenv(JARS_DIR_ENV, str(tmp_path / "elsewhere"))
+    assert jars_dir() == tmp_path / "elsewhere"
