@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed
 JARS := .lakenorm/jars/jars.txt
 # hadoop-aws + the AWS SDK bundle (~690 MB) for s3a:// locations: the tests need them, the demo does not.
 S3_JARS := .lakenorm/jars/s3/jars.txt
+# The driver JVM's class archive (~200 MB): Spark's and Delta's classes as a recorded run loaded them, so a cold
+# JVM maps them instead of loading and verifying them (normalization_core/io/class_archive.py). ~1 min, once.
+CLASSES := .lakenorm/jars/jvm-classes.json
 export LAKENORM_JARS_DIR := $(CURDIR)/.lakenorm/jars
 export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 
@@ -16,38 +19,38 @@ BENCH_STAMP := $(VENV)/.installed-bench
 
 .PHONY: demo test test-fast ui screenshots bench bench-small clean stack-up stack-down stack-demo stack-status
 
-demo: $(STAMP) $(JARS)
+demo: $(STAMP) $(JARS) $(CLASSES)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
 
 # Two worker processes, each with its own SparkSession; a test module stays on one worker.
-test: $(STAMP) $(JARS) $(S3_JARS)
+test: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder
 
-test-fast: $(STAMP) $(JARS) $(S3_JARS)
+test-fast: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m pytest -m "not slow"
 
 # 1M nested orders (generated once under bench/out): bare copy, plain-Spark floor, lakenorm, then real dlt
 # and DuckDB on the same files. See BENCHMARKS.md.
-bench: $(BENCH_STAMP) $(JARS)
+bench: $(BENCH_STAMP) $(JARS) $(CLASSES)
 	$(PY) bench/bench_normalize.py --packages 10 --orders 100000 --files 2 --out bench/out --floor --peers
 
 # A small load (3 streams x 1,000 records): lakenorm cold and warm beside real dlt and DuckDB.
-bench-small: $(BENCH_STAMP) $(JARS)
+bench-small: $(BENCH_STAMP) $(JARS) $(CLASSES)
 	$(PY) bench/bench_small.py
 
 # Started from inside $(DAGSTER_HOME): `dagster dev` warns when the working folder holds a dagster.yaml
 # (the repository's template, copied there by `make demo`) that is not DAGSTER_HOME's.
-ui: $(STAMP) $(JARS)
+ui: $(STAMP) $(JARS) $(CLASSES)
 	mkdir -p $(DAGSTER_HOME) && test -f $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/
 	cd $(DAGSTER_HOME) && LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml \
 		$(CURDIR)/$(VENV)/bin/dagster dev -w $(CURDIR)/workspace.yaml
 
 # The whole deployment on this machine, every service on loopback (deploy/README.md): PostgreSQL, an S3 server,
 # a Spark master and 2 workers, dagster-daemon and dagster-webserver. State, pids and logs in .lakenorm/stack.
-stack-up: $(STAMP) $(JARS) $(S3_JARS)
+stack-up: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m deploy.stack up
 
-stack-demo: $(STAMP) $(JARS) $(S3_JARS)
+stack-demo: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m deploy.stack demo
 
 stack-status: $(STAMP)
@@ -77,6 +80,9 @@ $(JARS): $(STAMP)
 
 $(S3_JARS): $(STAMP)
 	$(PY) -m normalization_core.io.jars --s3
+
+$(CLASSES): $(JARS)
+	$(PY) -m pipeline_assets.class_archive && touch $(CLASSES)
 
 clean:
 	rm -rf $(VENV) .lakenorm .pytest_cache

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import yaml
 from dagster._core.definitions.run_request import InstigatorType  # not exported by dagster 1.13
 
 from pipeline_assets.demo import SOURCE, land_missing_packages, write_demo_files
@@ -83,11 +84,17 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1000, help="records per stream and package")
     parser.add_argument("--out", type=Path, default=BENCH / "out_dagster")
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait for each run")
+    parser.add_argument("--java-options", default="", help="the runs' driver JVM options, e.g. "
+                        "'-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m'")
     args = parser.parse_args()
     root = args.out.resolve()
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    write_demo_files(root, spec(args.records, 1))
+    config = write_demo_files(root, spec(args.records, 1))
+    if args.java_options:
+        settings = yaml.safe_load(config.read_text())
+        settings["spark"]["spark.driver.extraJavaOptions"] = args.java_options
+        config.write_text(yaml.safe_dump(settings, sort_keys=False))
     os.environ["DAGSTER_HOME"] = str(root / "dagster_home")
     daemon = start_daemon(root)
     try:
@@ -101,7 +108,8 @@ def main() -> None:
         os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(timeout=60)
     columns = ["run created", *EVENTS]
-    print(f"| run ({args.records:,} records per stream, {os.cpu_count()} cores) | status | "
+    jvm = f", JVM options `{args.java_options}`" if args.java_options else ""
+    print(f"| run ({args.records:,} records per stream, {os.cpu_count()} cores{jvm}) | status | "
           + " | ".join(f"{c} s" for c in columns) + " |")
     print("|---|---|" + "---|" * len(columns))
     for n, (record, times) in enumerate(rows, 1):

@@ -13,8 +13,15 @@ from normalization_core.conventions import system_names
 from normalization_core.dedup_load import key_ordered_tables
 from normalization_core.errors import ConfigError, LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.io.maintenance import maintain_tables, table_row_count, table_schema
-from normalization_core.io.spark import build_spark_session, spark_session
+from normalization_core.io.maintenance import (
+    maintain_tables,
+    table_row_count,
+    table_rows_and_schema,
+    table_schema,
+    table_size_bytes,
+)
+from normalization_core.io.class_archive import ensure_class_archive
+from normalization_core.io.spark import build_spark_session, recording_session, small_input_conf, spark_session
 from normalization_core.io.versions import latest_versions
 from normalization_core.landing import known_streams, landed_packages
 from normalization_core.pipeline import normalize_loads, pending_packages
@@ -32,7 +39,7 @@ __all__ = [
     # configuration and errors
     "ConfigError", "LakenormConfig", "LakenormError", "SourceConfig", "load_config",
     # Spark
-    "build_spark_session", "spark_session",
+    "build_spark_session", "ensure_class_archive", "recording_session", "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
     "SourceTables", "StreamPlan", "SystemNames", "history_table", "known_streams", "landed_packages",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "stream_plans", "system_names",
@@ -41,7 +48,8 @@ __all__ = [
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables
-    "is_delta_table", "key_ordered_tables", "maintain_tables", "read_table", "table_row_count", "table_schema",
+    "is_delta_table", "key_ordered_tables", "maintain_tables", "read_table", "table_row_count",
+    "table_rows_and_schema", "table_schema", "table_size_bytes",
     # checks
     "data_checks",
 ]

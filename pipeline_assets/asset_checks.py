@@ -12,7 +12,9 @@ per step) whose metadata names the loads (`load_ids`, counts by load).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import dagster as dg
 from pyspark.sql import SparkSession
@@ -29,9 +31,12 @@ from normalization_core.api import (
     find_table,
     history_table,
     is_delta_table,
+    output_tables,
     read_table,
     resolve_primary_key,
+    small_input_conf,
     system_names,
+    table_size_bytes,
 )
 from pipeline_assets.partitions import load_ids_partitions
 
@@ -46,6 +51,7 @@ WARN, ERROR = dg.AssetCheckSeverity.WARN, dg.AssetCheckSeverity.ERROR
 SEVERITY = {ROWS_TYPED: ERROR, NO_ORPHANS: ERROR, UNIQUE_KEY: ERROR, ONE_CURRENT: ERROR, NO_OVERLAP: ERROR,
             NO_REJECTED: WARN}
 PER_LOAD = {ROWS_TYPED, NO_REJECTED}
+CHECK_THREADS = 4
 """Checks about the run's loads alone; orphans are too, except under a history (checked table-wide)."""
 
 
@@ -117,41 +123,73 @@ def primary_key_columns(plan: StreamPlan, root: TableSchema) -> list[str]:
 
 def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
                   results: list[LoadResult]) -> Iterator[dg.AssetCheckResult]:
-    """Results of `check_specs` for the tables the run's loads wrote."""
+    """Results of `check_specs` for the tables the run's loads wrote, in order. The checks' Spark queries run
+    side by side (a few threads), and over small tables with a small pass's settings (`small_input_conf`):
+    planning and compiling each query is most of what a check over a few thousand rows costs."""
+    checks = list(_checks_to_run(spark, tables, plans, results))
+    with small_input_conf(spark, _checked_bytes(tables, plans, results)), \
+            ThreadPoolExecutor(max_workers=CHECK_THREADS, thread_name_prefix="lakenorm-check") as pool:
+        for done in pool.map(lambda check: check(), checks):
+            yield from done
+
+
+def _checked_bytes(tables: SourceTables, plans: dict[str, StreamPlan], results: list[LoadResult]) -> int | None:
+    """The size of the tables the checks may read: raw and typed tables of the run's streams (None: unknown)."""
+    streams = [s for s in plans if any(s in r.streams for r in results)]
+    paths = [tables.path(t) for s in streams for t in output_tables(plans[s], tables.names)]
+    sizes = [table_size_bytes(p, tables.storage_options(p)) for p in paths + [tables.raw_path(s) for s in streams]]
+    return sum(sizes) if None not in sizes else None
+
+
+def _checks_to_run(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
+                   results: list[LoadResult]) -> Iterator[Callable[[], list[dg.AssetCheckResult]]]:
     source, names, path = tables.source, tables.names, tables.path
     for stream, plan in plans.items():
         if any(stream in r.streams for r in results):
-            yield rejected_lines_result(tables, stream, results)
+            yield partial(lambda s: [rejected_lines_result(tables, s, results)], stream)  # no Spark
         loads = [r.load_id for r in results if stream in r.streams and r.streams[stream].typed_rows]
         if not loads:
             continue
-        mode = plan.mode
         root, *children = plan.schema["tables"]
-        if mode in ("append", "overwrite"):
-            raw = read_table(spark, tables.raw_path(stream))
-            discarded = {r.load_id: r.streams[stream].discarded[root["name"]].rows for r in results
-                         if stream in r.streams and root["name"] in r.streams[stream].discarded}
-            outcome = data_checks.rows_typed_per_load(raw, read_table(spark, path(root["name"])), names, loads,
-                                                      discarded)
-            yield _result(source, root["name"], ROWS_TYPED, outcome, "load IDs whose counts differ", loads)
+        if plan.mode in ("append", "overwrite"):
+            yield partial(_rows_typed_result, spark, tables, stream, root["name"], results, loads)
         keys = primary_key_columns(plan, root)
-        if mode == "append_dedup" and keys:
-            outcome = data_checks.unique_primary_key(read_table(spark, path(root["name"])), keys)
-            yield _result(source, root["name"], UNIQUE_KEY, outcome, "duplicated keys")
+        if plan.mode == "append_dedup" and keys:
+            yield partial(_unique_key_result, spark, tables, root["name"], keys)
         history = history_table(plan, names)
         if history is not None and is_delta_table(spark, path(history)):
-            key = history_key(source, plan)
-            yield from history_check_results(spark, path(history), path(root["name"]), names, key, root)
+            yield partial(history_check_results, spark, path(history), path(root["name"]), names,
+                          history_key(source, plan), root)
         for child in children:
-            if not is_delta_table(spark, path(child["name"])):
-                continue
-            from_history = _hangs_off_history(plan, child)
-            parent = read_table(spark, path(_parent_table(source, plan, child)))
-            outcome = data_checks.orphan_child_rows(read_table(spark, path(child["name"])), parent, names,
-                                        find_table(plan.schema, child["parent"]), child,
-                                        None if from_history else loads)
-            yield _result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys",
-                          None if from_history else loads)
+            if is_delta_table(spark, path(child["name"])):
+                yield partial(_orphans_result, spark, tables, plan, child, loads)
+
+
+def _rows_typed_result(spark: SparkSession, tables: SourceTables, stream: str, root: str,
+                       results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
+    discarded = {r.load_id: r.streams[stream].discarded[root].rows for r in results
+                 if stream in r.streams and root in r.streams[stream].discarded}
+    outcome = data_checks.rows_typed_per_load(read_table(spark, tables.raw_path(stream)),
+                                              read_table(spark, tables.path(root)), tables.names, loads, discarded)
+    return [_result(tables.source, root, ROWS_TYPED, outcome, "load IDs whose counts differ", loads)]
+
+
+def _unique_key_result(spark: SparkSession, tables: SourceTables, current: str, keys: list[str]
+                       ) -> list[dg.AssetCheckResult]:
+    outcome = data_checks.unique_primary_key(read_table(spark, tables.path(current)), keys)
+    return [_result(tables.source, current, UNIQUE_KEY, outcome, "duplicated keys")]
+
+
+def _orphans_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, child: TableSchema,
+                    loads: list[str]) -> list[dg.AssetCheckResult]:
+    source, path = tables.source, tables.path
+    from_history = _hangs_off_history(plan, child)
+    parent = read_table(spark, path(_parent_table(source, plan, child)))
+    outcome = data_checks.orphan_child_rows(read_table(spark, path(child["name"])), parent, tables.names,
+                                            find_table(plan.schema, child["parent"]), child,
+                                            None if from_history else loads)
+    return [_result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys",
+                    None if from_history else loads)]
 
 
 def history_check_results(spark: SparkSession, history_path: str, current_path: str, names: SystemNames,

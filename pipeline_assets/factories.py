@@ -129,7 +129,8 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
             if per_load is not None and spec.key in context.selected_asset_keys:
-                state = table_state(spark.spark, tables.raw_path(stream))
+                path = tables.raw_path(stream)
+                state = table_state(spark.spark, path, tables.storage_options(path))
                 yield materialize_per_load(context, spec.key, per_load, state)
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
@@ -186,7 +187,8 @@ def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: Stream
     doc = find_table(plan.schema, plan.tables[0] if table == history else table)  # history: root's columns
     parent = None if table == history else history  # the graph's parent of the current table and root's children
     raw_key = dg.AssetKey([source.name, tables.raw_table(plan.settings.name)])
-    return {**table_state(spark, tables.path(table), column_json_paths(plan.schema, doc)),
+    path = tables.path(table)
+    return {**table_state(spark, path, tables.storage_options(path), column_json_paths(plan.schema, doc)),
             "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name, parent),
             **name_collisions(plan, doc["name"])}
 

@@ -21,8 +21,7 @@ from normalization_core.api import (
     find_table,
     lineage,
     root_table,
-    table_row_count,
-    table_schema,
+    table_rows_and_schema,
 )
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -98,10 +97,11 @@ def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames,
     return dg.TableColumnLineage(deps_by_column=deps)
 
 
-def table_state(spark: SparkSession, path: str, json_paths: dict[str, str] | None = None) -> dict:
+def table_state(spark: SparkSession, path: str, storage_options: dict[str, str] | None,
+                json_paths: dict[str, str] | None = None) -> dict:
     """Rows and schema of the table after the run, from Delta metadata."""
-    return {"dagster/row_count": table_row_count(spark, path),
-            "dagster/column_schema": column_schema(spark_columns(table_schema(spark, path)), json_paths)}
+    rows, schema = table_rows_and_schema(spark, path, storage_options)
+    return {"dagster/row_count": rows, "dagster/column_schema": column_schema(spark_columns(schema), json_paths)}
 
 
 def typed_load_counts(results: list[LoadResult], stream: str, table: str) -> dict[str, dict] | None:

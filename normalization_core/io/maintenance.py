@@ -1,12 +1,14 @@
 """Table statistics from Delta metadata, and table maintenance (OPTIMIZE, VACUUM)."""
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from delta.tables import DeltaTable
+from deltalake.exceptions import DeltaError
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
@@ -16,6 +18,7 @@ from normalization_core.io.delta import (
     rewrite_in_key_order,
     with_conflict_retry,
 )
+from normalization_core.io.storage import open_delta_table
 
 
 def table_row_count(spark: SparkSession, path: str) -> int:
@@ -30,6 +33,41 @@ def table_row_count(spark: SparkSession, path: str) -> int:
 def table_schema(spark: SparkSession, path: str) -> T.StructType:
     """The schema of the table's current snapshot (from the log)."""
     return DeltaTable.forPath(spark, path).toDF().schema
+
+
+def table_rows_and_schema(spark: SparkSession, path: str, storage_options: dict[str, str] | None = None
+                          ) -> tuple[int, T.StructType]:
+    """Rows and schema of the table's newest version: from its log through delta-rs (milliseconds, where the two
+    Spark queries cost ~0.4 s a table even with the log cached) when the log answers exactly, else through Spark.
+
+    The log does not when a table may hold deletion vectors (delta-rs's file list gives each file's rows before
+    its deletions) or other reader features, or when a file was written without row statistics."""
+    logged = _logged_rows_and_schema(path, storage_options)
+    return logged if logged is not None else (table_row_count(spark, path), table_schema(spark, path))
+
+
+def table_size_bytes(path: str, storage_options: dict[str, str] | None = None) -> int | None:
+    """Bytes of the data files of the table's newest version, from its log (delta-rs); 0 when there is no
+    table, None when delta-rs cannot read its log."""
+    try:
+        table = open_delta_table(path, storage_options)
+        return 0 if table is None else sum(table.get_add_actions(flatten=True).column("size_bytes").to_pylist())
+    except DeltaError:
+        return None
+
+
+def _logged_rows_and_schema(path: str, storage_options: dict[str, str] | None) -> tuple[int, T.StructType] | None:
+    try:
+        table = open_delta_table(path, storage_options)
+        if table is None or table.protocol().reader_features:
+            return None
+        rows = table.get_add_actions(flatten=True).column("num_records").to_pylist()
+        schema = table.schema().to_json()
+    except DeltaError:
+        return None
+    if any(r is None for r in rows):
+        return None
+    return sum(rows), T.StructType.fromJson(json.loads(schema))  # Delta's schema is Spark's StructType JSON
 
 
 @dataclass(frozen=True)

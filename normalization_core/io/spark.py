@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from normalization_core.errors import LakenormError
+from normalization_core.io.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
 from normalization_core.io.jars import ensure_delta_jars, ensure_s3_jars
 from normalization_core.io.storage import hadoop_credentials
 
@@ -74,7 +76,7 @@ def session_conf(spark_conf: Mapping[str, str]) -> dict[str, str]:
     if uses_s3a(conf):
         _add_s3a(conf, master)
     conf["spark.master"] = master
-    return conf
+    return with_class_archive(conf)
 
 
 def _add_s3a(conf: dict[str, str], master: str) -> None:
@@ -133,6 +135,16 @@ def spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm") -> 
     finally:
         if not already_running:
             spark.stop()
+
+
+@contextmanager
+def recording_session(spark_conf: Mapping[str, str], archive: Path) -> Iterator[SparkSession]:
+    """A new process's session whose JVM writes the classes it loaded to `archive` when the block ends
+    (`class_archive`): the block's work is what later sessions start with, already loaded."""
+    spark = build_spark_session({**spark_conf, DRIVER_JAVA_OPTIONS: recording_options(archive)},
+                                app_name="lakenorm-class-archive")
+    yield spark
+    stop_jvm(spark)
 
 
 def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractContextManager[None]:

@@ -10,7 +10,14 @@ from pyspark.sql import functions as F
 
 from normalization_core.io import delta, maintenance
 from normalization_core.io.delta import read_table
-from normalization_core.io.maintenance import maintain_tables, table_row_count, table_schema
+from normalization_core.io.maintenance import (
+    _logged_rows_and_schema,
+    maintain_tables,
+    table_row_count,
+    table_rows_and_schema,
+    table_schema,
+    table_size_bytes,
+)
 
 
 def three_small_commits(spark, path):
@@ -26,6 +33,51 @@ def test_row_count_and_schema_come_from_the_log_without_reading_data_files(spark
         ("id", "bigint"), ("load", "string")]
     plan = read_table(spark, path).groupBy().count()._jdf.queryExecution().executedPlan().toString()
     assert "LocalTableScan" in plan and "FileScan" not in plan
+
+
+NESTED = ("id BIGINT, at TIMESTAMP, day DATE, total DECIMAL(12,2), tags ARRAY<STRING>, "
+          "customer STRUCT<name: STRING, address: STRUCT<zip: STRING>>, items ARRAY<STRUCT<sku: STRING, qty: INT>>")
+
+
+def nested_rows(spark, ids: range):
+    rows = [(i, None, None, None, [f"t{i}"], (f"c{i}", (f"{i:05d}",)), [(f"s{i}", i)]) for i in ids]
+    return spark.createDataFrame(rows, NESTED)
+
+
+def test_rows_and_schema_are_read_from_the_log_by_delta_rs_and_equal_sparks(spark, tmp_path):
+    path = str(tmp_path / "t")
+    nested_rows(spark, range(0, 40)).write.format("delta").save(path)
+    nested_rows(spark, range(40, 55)).write.format("delta").mode("append").save(path)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id < 5")  # no deletion vectors: files rewritten
+    expected = (table_row_count(spark, path), table_schema(spark, path))
+    assert expected[0] == 50
+    assert _logged_rows_and_schema(path, None) == expected  # answered by the log, not by Spark
+    assert table_rows_and_schema(spark, path) == expected
+
+
+def test_the_size_of_a_table_is_its_current_files_bytes_and_0_without_a_table(spark, tmp_path):
+    path = tmp_path / "t"
+    three_small_commits(spark, str(path))
+    on_disk = sum(f.stat().st_size for f in path.glob("*.parquet"))
+    assert table_size_bytes(str(path)) == on_disk > 0
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE load = 'L1'")  # the L1 files leave the table, not the folder
+    assert 0 < table_size_bytes(str(path)) < on_disk
+    assert table_size_bytes(str(tmp_path / "missing")) == 0
+
+
+def test_rows_come_from_spark_when_the_log_cannot_count_them(spark, tmp_path):
+    with_vectors = str(tmp_path / "dv")
+    spark.range(100).write.format("delta").option("delta.enableDeletionVectors", "true").save(with_vectors)
+    spark.sql(f"DELETE FROM delta.`{with_vectors}` WHERE id < 10")  # a deletion vector: the file still says 100
+    without_stats = str(tmp_path / "no_stats")
+    spark.conf.set("spark.databricks.delta.stats.collect", "false")
+    try:
+        spark.range(7).write.format("delta").save(without_stats)
+    finally:
+        spark.conf.unset("spark.databricks.delta.stats.collect")
+    for path, rows in ((with_vectors, 90), (without_stats, 7)):
+        assert _logged_rows_and_schema(path, None) is None
+        assert table_rows_and_schema(spark, path) == (rows, table_schema(spark, path))
 
 
 def test_maintenance_compacts_and_vacuums_existing_tables_and_skips_missing_ones(spark, tmp_path):
