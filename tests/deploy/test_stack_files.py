@@ -34,5 +34,6 @@ def test_deploys_instance_files_are_valid_dagster_instances(tmp_path, instance_f
     assert "postgres" in settings["storage"]
     assert settings["python_logs"]["managed_python_loggers"] == ["lakenorm"]
     limits = (settings.get("concurrency", {}).get("runs") or settings["run_coordinator"]["config"])
+    assert (settings.get("run_queue") or settings["run_coordinator"]["config"])["dequeue_interval_seconds"] == 1
     assert {"key": "lakenorm/source", "value": {"applyLimitPerUniqueValue": True}, "limit": 1} \
         in limits["tag_concurrency_limits"]

@@ -7,6 +7,7 @@ import pytest
 from normalization_core.config import parse_config
 from normalization_core.io.delta import read_table
 from pipeline_assets.definitions import build_definitions
+from pipeline_assets.demo import dagster_yaml
 from pipeline_assets.factories import build_source_assets, source_job_name
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
@@ -51,6 +52,19 @@ def test_definitions_model_each_stream_as_a_partitioned_raw_asset(shop):
     job = defs.resolve_job_def(source_job_name(config.source("shop")))
     assert job.partitions_def.name == "shop_load_ids"
     assert defs.resolve_sensor_def("shop_landing_sensor").default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def test_every_job_runs_its_step_in_the_runs_process_and_queued_runs_start_within_a_second(shop, tmp_path):
+    """A step process of its own would load the code location again before its JVM (BENCHMARKS.md, session 16)."""
+    defs = build_definitions(shop[0])
+    jobs = {job.name: job.executor_def.name for job in defs.get_repository_def().get_all_jobs()}
+    assert {"shop_normalize", "shop_rebuild", "shop_maintenance", "shop_observe_system_tables"} <= set(jobs)
+    assert set(jobs.values()) == {"in_process"}
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "dagster.yaml").write_text(dagster_yaml())
+    with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:  # the shipped instance settings
+        assert instance.run_coordinator.dequeue_interval_seconds == 1
+        assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 2
 
 
 def test_sensor_registers_only_complete_new_packages_and_never_twice(shop):
