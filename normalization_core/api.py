@@ -24,7 +24,7 @@ from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.spark import build_spark_session, recording_session, small_input_conf, spark_session
 from normalization_core.io.versions import latest_versions
 from normalization_core.landing import known_streams, landed_packages
-from normalization_core.pipeline import normalize_loads, pending_packages
+from normalization_core.pipeline import loads_input_bytes, normalize_loads, pending_packages
 from normalization_core.plan import StreamPlan, history_table, output_tables, stream_plans
 from normalization_core.rebuild import rebuild_stream
 from normalization_core.registered import registered_load_ids, registered_results
@@ -44,7 +44,8 @@ __all__ = [
     "SourceTables", "StreamPlan", "SystemNames", "history_table", "known_streams", "landed_packages",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "stream_plans", "system_names",
     # normalizing and what it returns or registered
-    "LoadResult", "StreamResult", "normalize_loads", "rebuild_stream", "registered_load_ids", "registered_results",
+    "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "rebuild_stream", "registered_load_ids",
+    "registered_results",
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables

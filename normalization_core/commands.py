@@ -24,6 +24,7 @@ from normalization_core.api import (
     is_delta_table,
     latest_versions,
     load_config,
+    loads_input_bytes,
     normalize_loads,
     pending_packages,
     read_table,
@@ -87,9 +88,10 @@ def selected_sources(config: LakenormConfig, name: str | None) -> list[SourceCon
 
 def cmd_normalize(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    spark = build_spark_session(config.spark)
+    sources = selected_sources(config, args.source)
+    spark = build_spark_session(config.spark, input_bytes=_named_loads_bytes(config, sources, args.load_id))
     failures = 0
-    for source in selected_sources(config, args.source):
+    for source in sources:
         if args.load_id:
             load_ids = list(args.load_id)
         else:
@@ -102,6 +104,15 @@ def cmd_normalize(args: argparse.Namespace) -> int:
         if not load_ids:
             print(f"{source.name}: nothing to normalize")
     return 1 if failures else 0
+
+
+def _named_loads_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: list[str] | None
+                       ) -> int | None:
+    """What the named loads' packages hold, for the JVM's start (None: pending loads, or a package not found)."""
+    if not load_ids:
+        return None
+    sizes = [loads_input_bytes(config, source.name, load_ids) for source in sources]
+    return None if None in sizes else sum(sizes)
 
 
 def normalize_and_report(spark: SparkSession, config: LakenormConfig, source: SourceConfig, load_ids: list[str]) -> int:

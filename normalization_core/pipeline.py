@@ -110,6 +110,16 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
     return results
 
 
+def loads_input_bytes(config: LakenormConfig, source_name: str, load_ids: Sequence[str]) -> int | None:
+    """Bytes of the load packages' files, looked up without Spark (a process that will normalize only these can
+    start its JVM for a small input: `build_spark_session(input_bytes=...)`); None when one cannot be found."""
+    tables = SourceTables.of(config, source_name)
+    try:
+        return _input_bytes([_package(tables, load_id) for load_id in dict.fromkeys(load_ids)])
+    except LakenormError:
+        return None
+
+
 def _input_bytes(packages: list[LoadPackage]) -> int | None:
     """Bytes of the packages' files (listed sizes: metadata), None when a file cannot be looked at."""
     try:

@@ -14,6 +14,7 @@ from normalization_core.api import (
     find_table,
     history_table,
     known_streams,
+    loads_input_bytes,
     normalize_loads,
     raw_schema,
     registered_load_ids,
@@ -125,6 +126,8 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         stream_of = {spec.key: s for s, spec in raw.items()} | {spec.key: s for (s, _), spec in typed.items()}
         selected = sorted({stream_of[k] for k in context.selected_asset_keys})
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
+        loads = run_load_ids(context)
+        spark.start(loads_input_bytes(config, source.name, loads) if loads and selected else None)
         results = run_streams(context, spark.spark, tables, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)

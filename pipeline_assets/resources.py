@@ -12,7 +12,8 @@ from normalization_core.api import spark_session
 
 
 class SparkSessionResource(dg.ConfigurableResource):
-    """A Delta-enabled SparkSession for one run; stops it afterwards if this run started it."""
+    """A Delta-enabled SparkSession for one run, started when the run first needs it (`start`: a run that
+    normalizes a few small packages starts its JVM for a small input); stopped afterwards if the run started it."""
 
     spark_conf: dict[str, str] = {"master": "local[2]"}
     _session: Any = PrivateAttr(default=None)
@@ -20,7 +21,15 @@ class SparkSessionResource(dg.ConfigurableResource):
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         self._stack = ExitStack()
-        self._session = self._stack.enter_context(spark_session(self.spark_conf, app_name="lakenorm-dagster"))
+
+    def start(self, input_bytes: int | None = None) -> SparkSession:
+        """The run's session, started now if it is not yet; `input_bytes`: what the run will read, when known."""
+        if self._stack is None:
+            raise RuntimeError("SparkSessionResource is used outside of a run")
+        if self._session is None:
+            self._session = self._stack.enter_context(
+                spark_session(self.spark_conf, app_name="lakenorm-dagster", input_bytes=input_bytes))
+        return self._session
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         if self._stack is not None:
@@ -29,6 +38,4 @@ class SparkSessionResource(dg.ConfigurableResource):
 
     @property
     def spark(self) -> SparkSession:
-        if self._session is None:
-            raise RuntimeError("SparkSessionResource is used outside of a run")
-        return self._session
+        return self.start()

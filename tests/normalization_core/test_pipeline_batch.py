@@ -15,7 +15,7 @@ from normalization_core.errors import PackageError
 from normalization_core.io import spark as spark_settings
 from normalization_core.io.delta import read_table
 from normalization_core.io.packages import discover_packages
-from normalization_core.pipeline import normalize_load, normalize_loads
+from normalization_core.pipeline import loads_input_bytes, normalize_load, normalize_loads
 from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 STREAMS = {"events": {"destination_sync_mode": "overwrite"}}
@@ -94,3 +94,14 @@ def test_a_bad_package_fails_alone(spark, tmp_path):
     loads = {r["load_id"] for r in read_table(spark, cfg.table_path("shop", "_norm_loads")).collect()}
     assert loads == {ids[0]}  # loads before the bad one landed; the bad one left nothing
 
+
+
+def test_the_bytes_of_named_loads_are_their_files_sizes_looked_up_without_spark(tmp_path):
+    cfg = warehouse(tmp_path, "wh")
+    landing = tmp_path / "landing"
+    ids = sorted(p.name for p in landing.iterdir())
+    data = {i: sum(f.stat().st_size for f in (landing / i).rglob("*") if f.is_file() and f.name != "_manifest.json")
+            for i in ids}
+    assert loads_input_bytes(cfg, "shop", ids[:1]) == data[ids[0]] > 0
+    assert loads_input_bytes(cfg, "shop", [ids[1], ids[2], ids[1]]) == data[ids[1]] + data[ids[2]]
+    assert loads_input_bytes(cfg, "shop", [ids[0], "1999999999.000000"]) is None  # not landed: unknown

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from normalization_core.io.jars import DELTA_COORDINATE, _shipped_by_pyspark, cached_jars
-from normalization_core.io.spark import SMALL_INPUT_BYTES, session_conf, small_input_conf
+from normalization_core.io.spark import QUICK_START_JAVA_OPTIONS, SMALL_INPUT_BYTES, session_conf, small_input_conf
 
 
 def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
@@ -24,6 +24,22 @@ def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
     assert jvm.startswith("-Duser.timezone=UTC -XX:TieredStopAtLevel=1")  # then the class archive (its own test)
     cluster = session_conf({"master": "spark://host:7077"})
     assert "spark.driver.memory" not in cluster
+
+
+@pytest.mark.parametrize(("user_options", "input_bytes", "quick"), [
+    ("", SMALL_INPUT_BYTES - 1, True),
+    ("-Xmx2g", 0, True),
+    ("", SMALL_INPUT_BYTES, False),                        # a large input: C2's faster code pays off
+    ("", None, False),                                      # unknown (pending loads, a long-lived session)
+    ("-XX:TieredStopAtLevel=4", 10, False),                 # the user chose the compiler
+    ("-XX:-TieredCompilation", 10, False),
+])
+def test_a_process_with_a_small_input_starts_its_driver_at_the_quick_compiler(user_options, input_bytes, quick):
+    settings = {"spark.driver.extraJavaOptions": user_options} if user_options else {}
+    driver = session_conf(settings, input_bytes)["spark.driver.extraJavaOptions"]
+    assert (QUICK_START_JAVA_OPTIONS in driver) is quick
+    assert driver.startswith(f"-Duser.timezone=UTC {user_options}".strip())
+    assert QUICK_START_JAVA_OPTIONS not in session_conf(settings, input_bytes)["spark.executor.extraJavaOptions"]
 
 
 def test_a_small_input_runs_without_adaptive_execution_or_codegen_and_the_settings_come_back(spark):
