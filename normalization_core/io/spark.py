@@ -78,6 +78,9 @@ def session_conf(spark_conf: Mapping[str, str], input_bytes: int | None = None) 
     driver = conf["spark.driver.extraJavaOptions"]
     if input_bytes is not None and input_bytes < SMALL_INPUT_BYTES and "Tiered" not in driver:
         conf["spark.driver.extraJavaOptions"] = f"{driver} {QUICK_START_JAVA_OPTIONS}"
+    elif "TieredStopAtLevel=1" in driver and "ReservedCodeCacheSize" not in driver:
+        # HotSpot then reserves 48 MB for compiled code: a full cache stops the compiler (and failed a load)
+        conf["spark.driver.extraJavaOptions"] = f"{driver} -XX:ReservedCodeCacheSize=240m"
     conf.update(DELTA_CONF)
     if "spark.jars.packages" not in conf:
         jars = ensure_delta_jars()
