@@ -173,8 +173,10 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
                               sum(c.quarantined for c in counts.values()), streams is not None))
         # schemas first: a load a frozen schema contract refuses fails before anything is committed
         plans = load_plans(spark, tables, list(raw), partial(_stream_rows, lines, names))
-        run_concurrently(writes)
-        typed = _write_typed(spark, tables, packages, lines, plans, counts)
+        typed_writes = _typed_writes(spark, tables, packages, lines, plans, counts)
+        # side by side: most of a small table's write is the driver planning and committing, which overlaps
+        written = run_concurrently(typed_writes + writes, max_workers=8)
+        typed = {key: n for per_stream in written[:len(typed_writes)] for key, n in per_stream.items()}
     finally:
         lines.unpersist()
     results = [_load_result(source, p, raw, counts[p.load_id], plans, typed) for p in packages]
@@ -217,25 +219,28 @@ def _stream_lines(lines: DataFrame, stream: str, load_ids: Sequence[str] | None 
     return stream_lines.where(F.col(R.LOAD_ID).isin(list(load_ids)))
 
 
-def _write_typed(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], lines: DataFrame,
-                 plans: dict[str, StreamPlan], counts: dict[str, _Counts]) -> dict[tuple[str, str], TypedCounts]:
-    """Counts per (load ID, stream). `overwrite` writes the newest of the loads, and only if no newer
-    load was normalized before."""
-    typed = {}
-    for stream, plan in plans.items():
-        load_ids = _loads_with(packages, stream)
-        if not load_ids:
-            continue
-        if plan.mode == "overwrite":
-            newest = max((p for p in packages if stream in p.streams), key=lambda p: p.arrival_key)
-            if not is_newest_load(spark, tables.registry_path, stream, newest.arrival_key):
-                continue
-            load_ids = [newest.load_id]
-        all_clean = not any(counts[load_id].from_variant.get(stream, 0) for load_id in load_ids)
-        rows = stream_records(_stream_lines(lines, stream, load_ids), tables.names, stream, all_clean)
-        written = write_typed_tables(spark, tables, plan, rows, load_ids)
-        typed.update({(load_id, stream): counts for load_id, counts in written.items()})
-    return typed
+def _typed_writes(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], lines: DataFrame,
+                  plans: dict[str, StreamPlan], counts: dict[str, _Counts]
+                  ) -> list[Callable[[], dict[tuple[str, str], TypedCounts]]]:
+    """One write per stream of its typed tables, each returning counts per (load ID, stream)."""
+    return [partial(_write_stream_typed, spark, tables, packages, lines, stream, plan, counts)
+            for stream, plan in plans.items() if _loads_with(packages, stream)]
+
+
+def _write_stream_typed(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], lines: DataFrame,
+                        stream: str, plan: StreamPlan, counts: dict[str, _Counts]
+                        ) -> dict[tuple[str, str], TypedCounts]:
+    """`overwrite` writes the newest of the loads, and only if no newer load was normalized before."""
+    load_ids = _loads_with(packages, stream)
+    if plan.mode == "overwrite":
+        newest = max((p for p in packages if stream in p.streams), key=lambda p: p.arrival_key)
+        if not is_newest_load(spark, tables.registry_path, stream, newest.arrival_key):
+            return {}
+        load_ids = [newest.load_id]
+    all_clean = not any(counts[load_id].from_variant.get(stream, 0) for load_id in load_ids)
+    rows = stream_records(_stream_lines(lines, stream, load_ids), tables.names, stream, all_clean)
+    written = write_typed_tables(spark, tables, plan, rows, load_ids)
+    return {(load_id, stream): n for load_id, n in written.items()}
 
 
 def _raw_tables(source: SourceConfig, package: LoadPackage) -> dict[str, str]:
