@@ -14,6 +14,7 @@ from normalization_core.dedup_load import key_ordered_tables
 from normalization_core.errors import ConfigError, LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.maintenance import (
+    logged_version_and_rows,
     maintain_tables,
     table_row_count,
     table_rows_and_schema,
@@ -22,9 +23,10 @@ from normalization_core.io.maintenance import (
 )
 from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.spark import build_spark_session, recording_session, small_input_conf, spark_session
+from normalization_core.io.storage import is_uri
 from normalization_core.io.versions import latest_versions
 from normalization_core.landing import known_streams, landed_packages
-from normalization_core.pipeline import loads_input_bytes, normalize_loads, pending_packages
+from normalization_core.pipeline import loads_input_bytes, normalize_loads, pending_input_bytes, pending_packages
 from normalization_core.plan import StreamPlan, history_table, output_tables, stream_plans
 from normalization_core.rebuild import rebuild_stream
 from normalization_core.registered import registered_load_ids, registered_results
@@ -44,13 +46,13 @@ __all__ = [
     "SourceTables", "StreamPlan", "SystemNames", "history_table", "known_streams", "landed_packages",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "stream_plans", "system_names",
     # normalizing and what it returns or registered
-    "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "rebuild_stream", "registered_load_ids",
-    "registered_results",
+    "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "pending_input_bytes", "rebuild_stream",
+    "registered_load_ids", "registered_results",
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables
-    "is_delta_table", "key_ordered_tables", "maintain_tables", "read_table", "table_row_count",
-    "table_rows_and_schema", "table_schema", "table_size_bytes",
+    "is_delta_table", "is_uri", "key_ordered_tables", "logged_version_and_rows", "maintain_tables", "read_table",
+    "table_row_count", "table_rows_and_schema", "table_schema", "table_size_bytes",
     # checks
     "data_checks",
 ]

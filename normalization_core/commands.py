@@ -26,6 +26,7 @@ from normalization_core.api import (
     load_config,
     loads_input_bytes,
     normalize_loads,
+    pending_input_bytes,
     pending_packages,
     read_table,
     rebuild_stream,
@@ -89,7 +90,7 @@ def selected_sources(config: LakenormConfig, name: str | None) -> list[SourceCon
 def cmd_normalize(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     sources = selected_sources(config, args.source)
-    spark = build_spark_session(config.spark, input_bytes=_named_loads_bytes(config, sources, args.load_id))
+    spark = build_spark_session(config.spark, input_bytes=_loads_bytes(config, sources, args.load_id))
     failures = 0
     for source in sources:
         if args.load_id:
@@ -106,12 +107,11 @@ def cmd_normalize(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _named_loads_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: list[str] | None
-                       ) -> int | None:
-    """What the named loads' packages hold, for the JVM's start (None: pending loads, or a package not found)."""
-    if not load_ids:
-        return None
-    sizes = [loads_input_bytes(config, source.name, load_ids) for source in sources]
+def _loads_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: list[str] | None) -> int | None:
+    """What the loads to normalize hold at most (the named ones, else the pending ones), for the JVM's start;
+    None when a package cannot be sized."""
+    sizes = [loads_input_bytes(config, source.name, load_ids) if load_ids else pending_input_bytes(config, source.name)
+             for source in sources]
     return None if None in sizes else sum(sizes)
 
 

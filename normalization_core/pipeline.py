@@ -120,6 +120,18 @@ def loads_input_bytes(config: LakenormConfig, source_name: str, load_ids: Sequen
         return None
 
 
+def pending_input_bytes(config: LakenormConfig, source_name: str) -> int | None:
+    """At most the bytes of the loads `pending_packages` will find, looked up without Spark: the complete packages
+    not in the source's file ledger (manifest packages: every one landed, normalized or not); None when one
+    cannot be sized."""
+    source = SourceTables.of(config, source_name).source
+    try:
+        found = source_input(source).discover(config, source)
+    except (LakenormError, OSError):
+        return None
+    return _input_bytes(list(found.packages))
+
+
 def _input_bytes(packages: list[LoadPackage]) -> int | None:
     """Bytes of the packages' files (listed sizes: metadata), None when a file cannot be looked at."""
     try:

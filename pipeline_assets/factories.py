@@ -128,7 +128,7 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
         loads = run_load_ids(context)
         spark.start(loads_input_bytes(config, source.name, loads) if loads and selected else None)
-        results = run_streams(context, spark.spark, tables, streams, selected, checked)
+        results = run_streams(context, spark.spark, tables, loads, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
             if per_load is not None and spec.key in context.selected_asset_keys:
@@ -148,12 +148,14 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
 
 
 def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, tables: SourceTables,
-                streams: list[str], selected: list[str], checked: list[str]) -> list[LoadResult]:
-    """Normalize the run's loads for the `selected` streams (a stream is the unit: selecting any of its
-    tables writes all of them; other streams are neither read nor written); `checked` streams (checks
-    selected without their assets) are only read back from the registry, for their checks."""
+                run_loads: list[str] | None, streams: list[str], selected: list[str], checked: list[str]
+                ) -> list[LoadResult]:
+    """Normalize the run's loads (`run_load_ids`) for the `selected` streams (a stream is the unit: selecting any
+    of its tables writes all of them; other streams are neither read nor written); `checked` streams (checks
+    selected without their assets) are only read back from the registry, for their checks. A run without
+    partitions (table-wide checks alone) checks every registered load."""
     config, source = tables.config, tables.source
-    loads = run_load_ids(context) or registered_load_ids(spark, tables)
+    loads = run_loads or registered_load_ids(spark, tables)
     results = []
     if selected:
         context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")

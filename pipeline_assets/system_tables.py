@@ -8,7 +8,14 @@ from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.api import LakenormConfig, SourceConfig, SourceTables, rebuild_stream
+from normalization_core.api import (
+    LakenormConfig,
+    SourceConfig,
+    SourceTables,
+    is_uri,
+    logged_version_and_rows,
+    rebuild_stream,
+)
 from pipeline_assets.resources import SparkSessionResource
 
 
@@ -26,33 +33,34 @@ def system_table_assets(config: LakenormConfig, source: SourceConfig) -> list[dg
 
 def _observed(config: LakenormConfig, source: SourceConfig, table: str, description: str
               ) -> dg.AssetsDefinition | dg.SourceAsset:
-    path = SourceTables(config, source).path(table)
+    tables = SourceTables(config, source)
+    path = tables.path(table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)  # observable_source_asset is Beta in Dagster 1.13
-        return _observable(path, source, table, description)
+        return _observable(path, tables.storage_options(path), source, table, description)
 
 
-def _observable(path: str, source: SourceConfig, table: str, description: str) -> dg.AssetsDefinition | dg.SourceAsset:
+def _observable(path: str, storage_options: dict[str, str] | None, source: SourceConfig, table: str,
+                description: str) -> dg.AssetsDefinition | dg.SourceAsset:
     @dg.observable_source_asset(key=[source.name, table], group_name=source.name, description=description,
                                 metadata={"dagster/table_name": f"{source.name}.{table}", "dagster/uri": path},
                                 kinds={"delta"})
     def observe() -> dg.ObserveResult:
-        return dg.ObserveResult(**delta_table_state(path))
+        return dg.ObserveResult(**delta_table_state(path, storage_options))
 
     return observe
 
 
-def delta_table_state(path: str) -> dict:
-    """Data version (the Delta table version) and row count of a small local table; `absent` if missing."""
-    if "://" in path:
-        return {"metadata": {"dagster/uri": path}}  # remote stores: no data version (delta-rs lacks their credentials)
-    if not Path(path, "_delta_log").is_dir():
+def delta_table_state(path: str, storage_options: dict[str, str] | None = None) -> dict:
+    """Data version (the Delta table version) and row count of a table, from its log; `absent` if missing."""
+    if not is_uri(path) and not Path(path, "_delta_log").is_dir():
         return {"data_version": dg.DataVersion("absent"), "metadata": {"dagster/row_count": 0}}
-    from deltalake import DeltaTable
-
-    table = DeltaTable(path)
-    rows = sum(table.get_add_actions(flatten=True).column("num_records").to_pylist())  # log stats
-    return {"data_version": dg.DataVersion(str(table.version())), "metadata": {"dagster/row_count": rows}}
+    logged = logged_version_and_rows(path, storage_options)
+    if logged is None:  # a store delta-rs cannot read
+        return {"metadata": {"dagster/uri": path}}
+    version, rows = logged
+    return {"data_version": dg.DataVersion(str(version)),
+            "metadata": {} if rows is None else {"dagster/row_count": rows}}
 
 
 def observe_job(source: SourceConfig, assets: list[dg.AssetsDefinition | dg.SourceAsset]):

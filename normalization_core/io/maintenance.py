@@ -56,18 +56,34 @@ def table_size_bytes(path: str, storage_options: dict[str, str] | None = None) -
         return None
 
 
+def logged_version_and_rows(path: str, storage_options: dict[str, str] | None = None
+                            ) -> tuple[int, int | None] | None:
+    """The table's newest version and its rows, from its log (delta-rs, no JVM); rows None when the log cannot
+    answer exactly (see `table_rows_and_schema`). None when there is no table or delta-rs cannot read its log."""
+    try:
+        table = open_delta_table(path, storage_options)
+        return None if table is None else (table.version(), _logged_rows(table))
+    except DeltaError:
+        return None
+
+
 def _logged_rows_and_schema(path: str, storage_options: dict[str, str] | None) -> tuple[int, T.StructType] | None:
     try:
         table = open_delta_table(path, storage_options)
-        if table is None or table.protocol().reader_features:
-            return None
-        rows = table.get_add_actions(flatten=True).column("num_records").to_pylist()
-        schema = table.schema().to_json()
+        rows = None if table is None else _logged_rows(table)
+        schema = None if rows is None else table.schema().to_json()
     except DeltaError:
         return None
-    if any(r is None for r in rows):
+    if rows is None:
         return None
-    return sum(rows), T.StructType.fromJson(json.loads(schema))  # Delta's schema is Spark's StructType JSON
+    return rows, T.StructType.fromJson(json.loads(schema))  # Delta's schema is Spark's StructType JSON
+
+
+def _logged_rows(table) -> int | None:  # table: deltalake.DeltaTable
+    if table.protocol().reader_features:  # deletion vectors among them
+        return None
+    rows = table.get_add_actions(flatten=True).column("num_records").to_pylist()
+    return None if any(r is None for r in rows) else sum(rows)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from normalization_core.errors import PackageError
 from normalization_core.io import spark as spark_settings
 from normalization_core.io.delta import read_table
 from normalization_core.io.packages import discover_packages
-from normalization_core.pipeline import loads_input_bytes, normalize_load, normalize_loads
+from normalization_core.pipeline import loads_input_bytes, normalize_load, normalize_loads, pending_input_bytes
 from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 STREAMS = {"events": {"destination_sync_mode": "overwrite"}}
@@ -105,3 +105,4 @@ def test_the_bytes_of_named_loads_are_their_files_sizes_looked_up_without_spark(
     assert loads_input_bytes(cfg, "shop", ids[:1]) == data[ids[0]] > 0
     assert loads_input_bytes(cfg, "shop", [ids[1], ids[2], ids[1]]) == data[ids[1]] + data[ids[2]]
     assert loads_input_bytes(cfg, "shop", [ids[0], "1999999999.000000"]) is None  # not landed: unknown
+    assert pending_input_bytes(cfg, "shop") == sum(data.values())  # manifest packages: every one landed

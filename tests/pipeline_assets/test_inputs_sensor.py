@@ -12,12 +12,13 @@ import dagster as dg
 import pytest
 
 from normalization_core.config import parse_config
-from normalization_core.io.delta import read_table
+from normalization_core.io.delta import read_table, table_version
 from normalization_core.plan import stream_plans
 from normalization_core.source_tables import SourceTables
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.system_tables import delta_table_state
 
 DAY = "2024_06_01_1717200000000"
 SINGER_RUN = Path(__file__).parents[1] / "cases" / "inputs" / "singer_run.jsonl"
@@ -73,8 +74,13 @@ def test_sensor_and_run_over_airbyte_files_in_a_bucket(spark, tmp_path, s3_bucke
     sensor_run_sensor(config)
     rows = read_table(spark, config.table_path("shop", "orders")).orderBy("id").collect()
     assert [(r.id, r.total, r.status) for r in rows] == [(1, 9.5, "paid"), (2, 20.25, None)]
-    plans = stream_plans(config.source("shop"), stored_in=SourceTables.of(config, "shop"))
+    tables = SourceTables.of(config, "shop")
+    plans = stream_plans(config.source("shop"), stored_in=tables)
     assert plans["orders"].schema.get("inferred")
+    registry = tables.registry_path  # observed in the bucket too (delta-rs with the store's credentials)
+    observed = delta_table_state(registry, tables.storage_options(registry))
+    assert observed["data_version"] == dg.DataVersion(str(table_version(spark, registry)))
+    assert observed["metadata"]["dagster/row_count"] == read_table(spark, registry).count() == 1
 
 
 def test_sensor_and_run_over_a_singer_run(spark, tmp_path):

@@ -12,7 +12,7 @@ from normalization_core.config import parse_config
 from normalization_core.inputs.listing import list_files
 from normalization_core.inputs.singer_scan import scan_with_spark, scan_without_jvm
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_loads, pending_packages
+from normalization_core.pipeline import normalize_loads, pending_input_bytes, pending_packages
 
 RUN = Path(__file__).parents[2] / "cases" / "inputs" / "singer_run.jsonl"
 
@@ -26,6 +26,7 @@ def test_singer_run_to_typed_tables_with_schema_messages(spark, tmp_path):
         {"name": "shop", "landing": "landing", "input": "singer", "settle_seconds": 0}]}, base_dir=tmp_path)
     source = config.source("shop")
 
+    assert pending_input_bytes(config, "shop") == target.stat().st_size  # (sized before any JVM starts)
     [package] = pending_packages(spark, config, source).packages
     assert (package.load_id, package.streams) == ("tap-shop_2024-06-01", ("orders", "users"))
     [result] = normalize_loads(spark, config, "shop", [package.load_id])
@@ -50,6 +51,7 @@ def test_singer_run_to_typed_tables_with_schema_messages(spark, tmp_path):
     [state] = {r.state for r in read_table(spark, config.table_path("shop", "_norm_loads")).collect()}
     assert json.loads(state) == [{"bookmarks": {"users": {"updated_at": "2024-06-01T11:30:00Z"}}}]
     assert pending_packages(spark, config, source).packages == ()
+    assert pending_input_bytes(config, "shop") == 0  # in the file ledger now
 
     ids = {r["_norm_raw_id"] for r in raw_users}
     normalize_loads(spark, config, "shop", [package.load_id])  # again: same raw ids, no duplicates

@@ -12,6 +12,7 @@ from normalization_core.io import delta, maintenance
 from normalization_core.io.delta import read_table
 from normalization_core.io.maintenance import (
     _logged_rows_and_schema,
+    logged_version_and_rows,
     maintain_tables,
     table_row_count,
     table_rows_and_schema,
@@ -53,6 +54,8 @@ def test_rows_and_schema_are_read_from_the_log_by_delta_rs_and_equal_sparks(spar
     assert expected[0] == 50
     assert _logged_rows_and_schema(path, None) == expected  # answered by the log, not by Spark
     assert table_rows_and_schema(spark, path) == expected
+    assert logged_version_and_rows(path) == (2, 50)  # written, appended, deleted from
+    assert logged_version_and_rows(str(tmp_path / "missing")) is None
 
 
 def test_the_size_of_a_table_is_its_current_files_bytes_and_0_without_a_table(spark, tmp_path):
@@ -77,6 +80,7 @@ def test_rows_come_from_spark_when_the_log_cannot_count_them(spark, tmp_path):
         spark.conf.unset("spark.databricks.delta.stats.collect")
     for path, rows in ((with_vectors, 90), (without_stats, 7)):
         assert _logged_rows_and_schema(path, None) is None
+        assert logged_version_and_rows(path) == (1 if path == with_vectors else 0, None)  # a version, no count
         assert table_rows_and_schema(spark, path) == (rows, table_schema(spark, path))
 
 
