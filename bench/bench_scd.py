@@ -122,6 +122,9 @@ def _rewritten(spark: SparkSession, config: LakenormConfig, children: bool) -> s
     for table in (f"{STREAM}_scd", STREAM, *([CHILD] if children else [])):
         delta_table = DeltaTable.forPath(spark, config.table_path("bench", table))
         metrics = delta_table.history(1).first()["operationMetrics"]  # one commit's metrics: metadata
+        if "numTargetFilesRemoved" not in metrics:  # a child table's load replaced (WRITE), not MERGEd
+            metrics = {"numTargetFilesRemoved": metrics.get("numRemovedFiles", 0), "numTargetFilesAdded":
+                       metrics.get("numFiles", 0), "numTargetDeletionVectorsAdded": 0}
         touched = int(metrics["numTargetFilesRemoved"]) + int(metrics["numTargetDeletionVectorsAdded"])
         files = delta_table.detail().first()["numFiles"] - int(metrics["numTargetFilesAdded"]) + int(
             metrics["numTargetFilesRemoved"])

@@ -90,9 +90,26 @@ def sql_string(value: str) -> str:
 
 def replace_where(df: DataFrame, path: str, predicate: str) -> None:
     """Replace exactly the rows matching `predicate` in the table at `path` with `df`, in one commit."""
-    with_conflict_retry(lambda: (
-        df.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
-        .option("mergeSchema", "true").save(path)), path)
+    with_conflict_retry(lambda: _replace_where_writer(df, predicate).save(path), path)
+
+
+def _replace_where_writer(df: DataFrame, predicate: str):  # -> DataFrameWriter
+    return df.write.format("delta").mode("overwrite").option("replaceWhere", predicate).option("mergeSchema", "true")
+
+
+def replace_loads_counted(spark: SparkSession, path: str, rows: Callable[[], DataFrame], load_column: str,
+                          load_ids: Sequence[str], properties: dict[str, str] | None = None) -> int:
+    """`replace_loads` of `rows()` (called again on every attempt, so a retry reads fresh data), creating the table
+    with `properties` (`delta.*`) when there is none; returns the rows written, counted while writing."""
+    def attempt() -> int:
+        df = rows()
+        if not is_delta_table(spark, path):
+            return _create_with(df, path, properties or {})
+        counted = Observation()
+        _replace_where_writer(df.observe(counted, F.count(F.lit(1)).alias("rows")),
+                              in_list(load_column, load_ids)).save(path)
+        return int(counted.get["rows"])
+    return with_conflict_retry(attempt, path)
 
 
 def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Sequence[str]) -> dict[str, int]:

@@ -14,6 +14,7 @@ from normalization_core.io.delta import (
     merge_by_key,
     merged_table_properties,
     read_table,
+    replace_loads_counted,
     table_version,
 )
 from normalization_core.io.storage import open_delta_table
@@ -45,6 +46,26 @@ def test_merge_by_key_creates_the_table_then_merges_and_counts_its_own_changes(s
 
     assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [(2, "B"), (4, "d")]
     assert DeltaTable.forPath(spark, path).detail().first().properties == {"delta.enableDeletionVectors": "true"}
+
+
+def test_replacing_loads_creates_the_table_then_replaces_only_those_loads_rows_and_counts_them(spark, tmp_path):
+    path, calls = str(tmp_path / "table"), []
+
+    def rows(data):
+        def build():
+            calls.append(len(data))
+            return spark.createDataFrame(data, "load string, v long")
+        return build
+
+    properties = merged_table_properties(False)
+    assert replace_loads_counted(spark, path, rows([("L1", 1), ("L1", 2), ("L2", 3)]), "load", ["L1", "L2"],
+                                 properties) == 3
+    assert replace_loads_counted(spark, path, rows([("L2", 30), ("L3", 40)]), "load", ["L2", "L3"]) == 2
+    assert replace_loads_counted(spark, path, rows([]), "load", ["L9"]) == 0
+
+    assert sorted(tuple(r) for r in read_table(spark, path).collect()) == [("L1", 1), ("L1", 2), ("L2", 30), ("L3", 40)]
+    assert DeltaTable.forPath(spark, path).detail().first().properties == properties  # set when created
+    assert calls == [3, 2, 0]
 
 
 def _features(spark, path):
