@@ -33,20 +33,19 @@ def system_table_assets(config: LakenormConfig, source: SourceConfig) -> list[dg
 
 def _observed(config: LakenormConfig, source: SourceConfig, table: str, description: str
               ) -> dg.AssetsDefinition | dg.SourceAsset:
-    tables = SourceTables(config, source)
-    path = tables.path(table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.BetaWarning)  # observable_source_asset is Beta in Dagster 1.13
-        return _observable(path, tables.storage_options(path), source, table, description)
+        return _observable(SourceTables(config, source), table, description)
 
 
-def _observable(path: str, storage_options: dict[str, str] | None, source: SourceConfig, table: str,
-                description: str) -> dg.AssetsDefinition | dg.SourceAsset:
+def _observable(tables: SourceTables, table: str, description: str) -> dg.AssetsDefinition | dg.SourceAsset:
+    path, source = tables.path(table), tables.source
+
     @dg.observable_source_asset(key=[source.name, table], group_name=source.name, description=description,
                                 metadata={"dagster/table_name": f"{source.name}.{table}", "dagster/uri": path},
                                 kinds={"delta"})
-    def observe() -> dg.ObserveResult:
-        return dg.ObserveResult(**delta_table_state(path, storage_options))
+    def observe() -> dg.ObserveResult:  # the store's credentials as the environment holds them now
+        return dg.ObserveResult(**delta_table_state(path, tables.storage_options(path)))
 
     return observe
 
