@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.config import SourceConfig
@@ -21,6 +21,7 @@ from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms,
 from normalization_core.io.storage import Landing
 from normalization_core.inputs.listing import FileEntry, list_files, read_head
 from normalization_core.transform import raw as R
+from normalization_core.transform.json_text import member_text, object_without
 
 _EPOCH = re.compile(r"(?:^|_)(\d{10,13})_(?:\d+_)?\d*\.jsonl(?:\.gz)?$")
 V2, V1 = "airbyte_v2", "airbyte_v1"
@@ -133,7 +134,8 @@ def v2_lines(lines: DataFrame, created) -> DataFrame:
     """V2 records: `_airbyte_data`, else the fields at the root (root-level flattening) are the record."""
     parsed = _common(lines, _V2_RECORD)
     root = F.map_filter(F.from_json(F.col(R.TEXT), "map<string,variant>"), lambda k, _: ~k.startswith("_airbyte_"))
-    data = F.coalesce(F.col("r._airbyte_data"), F.to_json(root))
+    flattened = F.coalesce(object_without(F.col(R.TEXT), "_airbyte_"), F.to_json(root))
+    data = F.coalesce(_exact_data(parsed), flattened)
     return _classified(parsed, data, F.col("r._airbyte_raw_id"), F.col("r._airbyte_extracted_at"), created,
                        "Airbyte V2 record has no _airbyte_raw_id", F.col("r._airbyte_meta.changes"))
 
@@ -141,8 +143,13 @@ def v2_lines(lines: DataFrame, created) -> DataFrame:
 def v1_lines(lines: DataFrame, created) -> DataFrame:
     """V1 records: `_airbyte_data` is the record."""
     parsed = _common(lines, _V1_RECORD)
-    return _classified(parsed, F.col("r._airbyte_data"), F.col("r._airbyte_ab_id"), F.col("r._airbyte_emitted_at"),
+    return _classified(parsed, _exact_data(parsed), F.col("r._airbyte_ab_id"), F.col("r._airbyte_emitted_at"),
                        created, "Airbyte V1 record has no _airbyte_ab_id or _airbyte_data", F.lit(None).cast(_CHANGES))
+
+
+def _exact_data(parsed: DataFrame) -> Column:
+    """`_airbyte_data` as the destination wrote it (see `json_text`)."""
+    return member_text(F.col(R.TEXT), ("_airbyte_data",), F.col("r._airbyte_data"))
 
 
 def _classified(parsed: DataFrame, data, raw_id, extracted_ms, created, missing: str, changes) -> DataFrame:

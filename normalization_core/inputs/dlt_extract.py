@@ -25,6 +25,7 @@ from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms
 from normalization_core.io.storage import Landing
 from normalization_core.inputs.listing import FileEntry, list_files, read_text
 from normalization_core.transform import raw as R
+from normalization_core.transform.json_text import array_elements
 
 _JOB = re.compile(r"^(?P<table>[^/]+)\.[0-9A-Za-z]+\.\d+\.typed-jsonl(?:\.gz)?$")
 _TYPED_MARK = "(?<!\\\\)\"[\uf026-\uf02d]"
@@ -84,7 +85,8 @@ class DltExtract(FileInput):
 
     def classify(self, spark: SparkSession, package: LoadPackage) -> DataFrame:
         lines = read_package_lines(spark, package)
-        items = F.when(F.ltrim(F.col(R.TEXT)).startswith("["), F.from_json(F.col(R.TEXT), "array<string>"))
+        is_array = F.ltrim(F.col(R.TEXT)).startswith("[")
+        items = F.when(is_array, F.coalesce(array_elements(F.col(R.TEXT)), F.from_json(F.col(R.TEXT), "array<string>")))
         items = F.coalesce(items, F.array(F.col(R.TEXT)))
         exploded = lines.select(R.STREAM, R.FILE, R.LINE, F.posexplode(items).alias("item", "value"))
         exploded = exploded.select(R.STREAM, R.FILE, R.LINE, decode_typed(F.col("value")).alias(R.TEXT), "item")

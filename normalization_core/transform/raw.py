@@ -8,6 +8,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
+from normalization_core.transform.json_text import member_text
 from normalization_core.transform.keys import key128
 
 FILE, LINE, TEXT, STREAM, ERROR = "file", "line", "text", "stream", "error"
@@ -89,8 +90,9 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
     other message types are ignored and lines that are no message go to quarantine."""
     msg = F.from_json(F.col(TEXT), _AIRBYTE_MESSAGE)
     parsed = lines.select(FILE, LINE, F.col(TEXT), msg.alias("m"), F.try_parse_json(F.col(TEXT)).alias("message"))
-    parsed = parsed.select("*", object_error(F.col(TEXT), F.col("message")).alias("line_error"))
-    parsed = _with_parsed(parsed, F.col("m.record.data"))
+    exact = member_text(F.col(TEXT), ("record", "data"), F.col("m.record.data"))
+    parsed = parsed.select("*", object_error(F.col(TEXT), F.col("message")).alias("line_error"), exact.alias("data"))
+    parsed = _with_parsed(parsed, F.col("data"))
     msg_type = F.upper(F.col("m.type"))
     kind = (
         F.when(F.col("line_error").isNotNull() | msg_type.isNull(), F.lit("quarantine"))
@@ -99,7 +101,7 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
         .when(msg_type == "STATE", F.lit("state"))
         .otherwise(F.lit("ignored"))
     )
-    data = F.col("m.record.data")
+    data = F.col("data")
     is_record = kind == "record"
     error = (
         F.when(F.trim(F.col(TEXT)) == "", F.lit("empty line"))
