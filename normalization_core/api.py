@@ -24,7 +24,9 @@ from normalization_core.io.maintenance import (
 from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.spark import build_spark_session, recording_session, small_input_conf, spark_session
 from normalization_core.io.storage import is_uri
+from normalization_core.io.packages import Settling
 from normalization_core.io.versions import latest_versions
+from normalization_core.inputs.settling import settling_text
 from normalization_core.landing import known_streams, landed_packages
 from normalization_core.pipeline import loads_input_bytes, normalize_loads, pending_input_bytes, pending_packages
 from normalization_core.plan import StreamPlan, history_table, output_tables, stream_plans
@@ -43,8 +45,9 @@ __all__ = [
     # Spark
     "build_spark_session", "ensure_class_archive", "recording_session", "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
-    "SourceTables", "StreamPlan", "SystemNames", "history_table", "known_streams", "landed_packages",
-    "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "stream_plans", "system_names",
+    "Settling", "SourceTables", "StreamPlan", "SystemNames", "history_table", "known_streams", "landed_packages",
+    "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
+    "system_names",
     # normalizing and what it returns or registered
     "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "pending_input_bytes", "rebuild_stream",
     "registered_load_ids", "registered_results",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from normalization_core.api import (
     LakenormConfig,
     LakenormError,
     LoadResult,
+    Settling,
     SourceConfig,
     SourceTables,
     build_spark_session,
@@ -31,6 +33,7 @@ from normalization_core.api import (
     read_table,
     rebuild_stream,
     schema_document,
+    settling_text,
     stream_plans,
 )
 
@@ -90,21 +93,59 @@ def selected_sources(config: LakenormConfig, name: str | None) -> list[SourceCon
 def cmd_normalize(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     sources = selected_sources(config, args.source)
+    if args.wait is not None and args.load_id:
+        raise LakenormError("--wait waits for the files of pending loads that are still settling; it does not "
+                            "combine with --load-id (a named load is normalized as it is now)")
     spark = build_spark_session(config.spark, input_bytes=_loads_bytes(config, sources, args.load_id))
-    failures = 0
+    if args.load_id:
+        return 1 if sum(normalize_and_report(spark, config, s, list(args.load_id)) for s in sources) else 0
+    deadline = None if args.wait is None else time.time() + args.wait
+    failures, settling, seen = 0, {}, set[tuple[str, str, str]]()
     for source in sources:
-        if args.load_id:
-            load_ids = list(args.load_id)
-        else:
-            found = pending_packages(spark, config, source)
-            for rejected in found.rejected:
-                print(f"lakenorm: {rejected.reason}", file=sys.stderr)
-            failures += len(found.rejected)
-            load_ids = [p.load_id for p in found.packages]
-        failures += normalize_and_report(spark, config, source, load_ids)
-        if not load_ids:
-            print(f"{source.name}: nothing to normalize")
+        failed, settling[source.name] = normalize_pending(spark, config, source, seen, waiting=deadline is not None)
+        failures += failed
+    while deadline is not None and any(settling.values()) and time.time() < deadline:
+        readable = min(s.readable_at.timestamp() for s in settling.values() if s)
+        time.sleep(max(0.0, min(readable, deadline) - time.time()) + 0.05)
+        for source in sources:
+            if settling[source.name]:
+                failed, settling[source.name] = normalize_pending(spark, config, source, seen, True, again=True)
+                failures += failed
+    late = {name: s for name, s in settling.items() if s}
+    if deadline is not None and late:
+        for name, waiting in late.items():
+            print(f"lakenorm: {name}: still waiting after {args.wait:g} s: {settling_text(waiting)}; run `lakenorm "
+                  "normalize` then, or wait longer (--wait SECONDS)", file=sys.stderr)
+        return 1 if failures else WAIT_TIMED_OUT
     return 1 if failures else 0
+
+
+WAIT_TIMED_OUT = 3
+"""Exit status of `lakenorm normalize --wait` when files were still settling once the wait was over."""
+DEFAULT_WAIT_SECONDS = 600
+
+
+def normalize_pending(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
+                      seen: set[tuple[str, str, str]], waiting: bool = False,
+                      again: bool = False) -> tuple[int, Settling | None]:
+    """Normalize a source's pending loads and say what is still settling (SPEC §2.4); (failures, settling).
+
+    `seen`: load IDs tried and rejections reported by earlier passes of this command (a pass after waiting
+    neither tries a failed load again nor reports a rejection twice); `waiting`: the command waits for
+    settling files; `again`: a pass after waiting (it says nothing when it finds nothing)."""
+    found = pending_packages(spark, config, source)
+    rejected = [r.reason for r in found.rejected if (source.name, "rejected", r.reason) not in seen]
+    for reason in rejected:
+        print(f"lakenorm: {reason}", file=sys.stderr)
+    load_ids = [p.load_id for p in found.packages if (source.name, "load", p.load_id) not in seen]
+    seen.update([(source.name, "rejected", r) for r in rejected] + [(source.name, "load", i) for i in load_ids])
+    failures = len(rejected) + normalize_and_report(spark, config, source, load_ids)
+    if found.settling is not None:
+        lead = "waiting for " if waiting else "" if load_ids else "nothing to normalize yet; "
+        print(f"{source.name}: {lead}{settling_text(found.settling)}", flush=True)
+    elif not load_ids and not again:
+        print(f"{source.name}: nothing to normalize")
+    return failures, found.settling
 
 
 def _loads_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: list[str] | None) -> int | None:
@@ -181,10 +222,23 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"not a number of seconds (0 or more): {text!r}")
+    return value
+
+
 ONLY_SOURCE = option("--source", help="only this source")
 CORE_COMMANDS: tuple[Command, ...] = (
     Command("normalize", "normalize complete packages not yet in the load registry", cmd_normalize, (
-        ONLY_SOURCE, option("--load-id", action="append", default=[], help="exactly this load ID (repeatable)"))),
+        ONLY_SOURCE, option("--load-id", action="append", default=[], help="exactly this load ID (repeatable)"),
+        option("--wait", nargs="?", type=_seconds, const=DEFAULT_WAIT_SECONDS, metavar="SECONDS",
+               help="wait up to SECONDS (default %d) for producer files still settling, normalizing them once "
+                    "readable; exit status %d if some still settle then" % (DEFAULT_WAIT_SECONDS, WAIT_TIMED_OUT)))),
     Command("tables", "list the tables with their row counts", cmd_tables, (ONLY_SOURCE,)),
     Command("schema", "print the current schema of each stream as YAML", cmd_schema, (
         ONLY_SOURCE, option("--stream", help="only this stream"))),

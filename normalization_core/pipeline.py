@@ -55,14 +55,14 @@ class _Counts:
 
 
 def pending_packages(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> Discovery:
-    """Complete packages not yet normalized (plus the rejected ones), in arrival order."""
+    """Complete packages not yet normalized, in arrival order (plus the rejected ones and the files still settling)."""
     kind = source_input(source)
     found = kind.discover(config, source)
     if kind.uses_ledger:  # the file ledger already left out what was normalized
         return found
     done = normalized_streams(spark, SourceTables(config, source).registry_path)  # complete: all streams registered
     return Discovery(tuple(p for p in found.packages if not set(p.streams) <= set(done.get(p.load_id, ()))),
-                     found.rejected)
+                     found.rejected, found.settling)
 
 
 MAX_LOADS_PER_PASS = 32

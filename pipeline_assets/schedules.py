@@ -15,7 +15,7 @@ from normalization_core.api import (
 )
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
-from pipeline_assets.sensors import load_run_requests, new_load_ids
+from pipeline_assets.sensors import load_run_requests, new_load_ids, skip_reason
 
 MAINTENANCE_CRON = "0 3 * * *"
 POLLING_CRON = "*/5 * * * *"
@@ -76,9 +76,10 @@ def build_polling_schedule(config: LakenormConfig, source: SourceConfig, job: ob
                  default_status=dg.DefaultScheduleStatus.STOPPED,
                  description=f"Every 5 minutes: registers and normalizes new packages in {source.landing}.")
     def polling(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
-        new, rejected = new_load_ids(config, source, context.instance, context.log)
+        landed = new_load_ids(config, source, context.instance, context.log)
+        new = landed.new
         if not new:
-            return dg.SkipReason(f"no new complete packages ({rejected} rejected)")
+            return dg.SkipReason(skip_reason(landed))
         # Schedules cannot return partition requests; registering first is what the sensor's daemon does.
         context.instance.add_dynamic_partitions(partitions.name, new)
         return load_run_requests(source, new)

@@ -1,18 +1,38 @@
 """The landing sensor: new complete packages -> partitions + one run per load ID."""
+from typing import NamedTuple
+
 import dagster as dg
 
-from normalization_core.api import LakenormConfig, SourceConfig, landed_packages
+from normalization_core.api import LakenormConfig, Settling, SourceConfig, landed_packages, settling_text
 from pipeline_assets.partitions import load_ids_partitions
 
 
-def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.DagsterInstance,
-                 log: object) -> tuple[list[str], int]:
-    """Complete units in the landing (any input kind) not yet registered as partitions; and how many were rejected."""
+class Landed(NamedTuple):
+    """What a tick found: load IDs not registered yet, how many units were rejected, the files still settling."""
+
+    new: list[str]
+    rejected: int
+    settling: Settling | None
+
+
+def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.DagsterInstance, log: object) -> Landed:
+    """Complete units in the landing (any input kind) not yet registered as partitions; how many were rejected;
+    and the producer files still settling (said in the log when there is something new, else in the skip reason)."""
     found = landed_packages(config, source)
     for rejected in found.rejected:
         log.warning(rejected.reason)  # type: ignore[attr-defined]
     registered = set(instance.get_dynamic_partitions(load_ids_partitions(source).name))
-    return [p.load_id for p in found.packages if p.load_id not in registered], len(found.rejected)
+    new = [p.load_id for p in found.packages if p.load_id not in registered]
+    if new and found.settling is not None:
+        log.info(f"{source.name}: {settling_text(found.settling)}")  # type: ignore[attr-defined]
+    return Landed(new, len(found.rejected), found.settling)
+
+
+def skip_reason(landed: Landed) -> str:
+    """`no new complete packages (0 rejected)`, and what still settles: `; 3 files (1 package) still settling,
+    readable from 06:41:12 UTC (in 42 s)` (as `lakenorm normalize` says it)."""
+    reason = f"no new complete packages ({landed.rejected} rejected)"
+    return reason if landed.settling is None else f"{reason}; {settling_text(landed.settling)}"
 
 
 def load_run_requests(source: SourceConfig, load_ids: list[str]) -> list[dg.RunRequest]:
@@ -27,10 +47,10 @@ def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: obje
                default_status=dg.DefaultSensorStatus.RUNNING,
                description=f"Registers complete load packages in {source.landing} and normalizes each once.")
     def landing_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-        new, rejected = new_load_ids(config, source, context.instance, context.log)
+        landed = new_load_ids(config, source, context.instance, context.log)
+        new = landed.new
         if not new:
-            return dg.SensorResult(skip_reason=f"no new complete packages ({rejected} rejected)",
-                                   cursor=context.cursor)
+            return dg.SensorResult(skip_reason=skip_reason(landed), cursor=context.cursor)
         requests = load_run_requests(source, new) if job is not None else []
         return dg.SensorResult(run_requests=requests, cursor=new[-1],
                                dynamic_partitions_requests=[partitions.build_add_request(new)])

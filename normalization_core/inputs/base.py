@@ -20,6 +20,7 @@ from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.io.packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
 from normalization_core.inputs.ledger import LedgerEntry, ledger_table, read_ledger
 from normalization_core.inputs.listing import FileEntry, list_files
+from normalization_core.inputs.settling import settling_of, split_settled
 
 
 class InputKind:
@@ -92,12 +93,19 @@ class FileInput(InputKind):
     def members(self, source: SourceConfig, files: list[FileEntry]) -> Grouping:
         raise NotImplementedError
 
+    def settles(self, source: SourceConfig) -> bool:
+        """Whether a file is read only once `settle_seconds` old: its producer writes it in place, so a recent
+        modification may mean it is still being written (a kind whose producer signals completion says no)."""
+        return True
+
     def package(self, source: SourceConfig, load_id: str, members: Sequence[Member]) -> LoadPackage:
         raise NotImplementedError
 
     def discover(self, config: LakenormConfig, source: SourceConfig) -> Discovery:
         ledger = _ledger(config, source)
-        settled = _settled(list_files(source.landing, self.suffixes), source.settle_seconds)
+        settled, settling = list_files(source.landing, self.suffixes), []
+        if self.settles(source):
+            settled, settling = split_settled(settled, source.settle_seconds, int(time.time() * 1000))
         rejected, new = [], []
         for entry in settled:
             done = ledger.get(entry.path)
@@ -109,7 +117,8 @@ class FileInput(InputKind):
         used = {e.load_id for e in ledger.values()}
         packages = [self.package(source, load_id, group) for load_id, group in _units(grouping.members, used)]
         packages.sort(key=lambda p: p.arrival_key)
-        return Discovery(tuple(packages), tuple(rejected + grouping.rejected))
+        waiting = settling_of(self, source, [f for f in settling if f.path not in ledger])
+        return Discovery(tuple(packages), tuple(rejected + grouping.rejected), waiting)
 
     def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
         done = [e.file.path for e in _ledger(config, source).values() if e.load_id == load_id]
@@ -127,12 +136,6 @@ class FileInput(InputKind):
 def _ledger(config: LakenormConfig, source: SourceConfig) -> dict[str, LedgerEntry]:
     path = ledger_path(config, source)
     return read_ledger(path, config.storage_options(path))
-
-
-def _settled(files: list[FileEntry], settle_seconds: int) -> list[FileEntry]:
-    """Files not modified for `settle_seconds`: a producer still writing one keeps touching it."""
-    now_ms = int(time.time() * 1000)
-    return [f for f in files if now_ms - f.modified_ms >= settle_seconds * 1000]
 
 
 def _reuploaded(done: LedgerEntry, entry: FileEntry) -> RejectedPackage:

@@ -1,7 +1,8 @@
 """The `dlt_extract` input kind: load packages as dlt's `pipeline.extract()` leaves them (SPEC §2.4).
 
 Point `landing` at `<pipelines_dir>/<pipeline_name>/normalize/extracted/`: dlt moves a package there
-(one rename) only once it is extracted whole, so a folder there is complete. Each `<load_id>/` holds
+(one rename) only once it is extracted whole, so a folder there is complete and is read at once, without
+waiting `settle_seconds` (see `DltExtract.settles`). Each `<load_id>/` holds
 `new_jobs/<table>.<file_id>.<n>.typed-jsonl[.gz]` (each line a JSON array of items, typed values marked
 with a private-use character, see `decode_typed`), `schema.json` and `load_package_state.json`.
 """
@@ -22,7 +23,7 @@ from normalization_core.config import SourceConfig
 from normalization_core.io.packages import LOAD_ID_PATTERN, LoadPackage, RejectedPackage
 from normalization_core.io.reader import read_package_lines
 from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms
-from normalization_core.io.storage import Landing
+from normalization_core.io.storage import Landing, StorePath
 from normalization_core.inputs.listing import FileEntry, list_files, read_text
 from normalization_core.transform import raw as R
 from normalization_core.transform.json_text import array_elements
@@ -54,6 +55,23 @@ class DltExtract(FileInput):
     name = "dlt_extract"
     suffixes = (".typed-jsonl", ".typed-jsonl.gz")
 
+    def settles(self, source: SourceConfig) -> bool:
+        """No settling in a local `extracted/` folder: dlt's rename into it is the completion signal.
+
+        Checked against dlt 1.31's code: `pipeline.extract()` writes a package under a folder of its own
+        extract run, `<pipelines_dir>/<pipeline>/normalize/<8 random chars>/new/<load_id>/` (`ExtractStorage`
+        in `dlt/extract/storage.py`: item writers, `schema.json`, `load_package_state.json`), closes its
+        writers (`Extract.manage_writers`, `dlt/extract/extract.py`), and only then, in
+        `Extract.commit_packages` -> `ExtractStorage.commit_new_load_package`, saves the schema and moves the
+        package folder into `normalize/extracted/<load_id>` with `FileStorage.rename_tree`, one `os.rename` of
+        the folder (atomic on a local file system). A job file is therefore never seen half-written under
+        `extracted/`, though its modification time is the write's, seconds before: settling would only delay.
+        dlt falls back to moving file by file (`rename_tree_files`, leaves first, the package root's
+        `schema.json` after every job folder) only when that rename fails with too many open files: a
+        package without its `schema.json` yet is in flight (`members`), so that fallback is covered too.
+        A landing in an object store is a copy made by another tool, file by file: there files settle."""
+        return isinstance(source.landing, StorePath)
+
     def members(self, source: SourceConfig, files: list[FileEntry]) -> Grouping:
         grouping, schemas = Grouping(), {}
         for entry in files:
@@ -62,7 +80,10 @@ class DltExtract(FileInput):
                 continue  # not a job file of an extracted package
             load_id, table = entry.parts[0], found.group("table")
             if load_id not in schemas:
-                schemas[load_id] = package_schema(source.landing, load_id)
+                in_flight = not (source.landing / load_id / "schema.json").is_file()
+                schemas[load_id] = None if in_flight else package_schema(source.landing, load_id)
+            if schemas[load_id] is None:
+                continue  # its package is still being moved in (no schema.json yet): read at a later listing
             tables = schemas[load_id].get("tables", {})
             if table not in tables or not LOAD_ID_PATTERN.match(load_id):
                 why = "is not a valid load ID" if table in tables else \

@@ -94,10 +94,25 @@ class RejectedPackage:
 
 
 @dataclass(frozen=True)
+class Settling:
+    """Producer files left out of a listing because they may still be written (SPEC §2.4: not read before
+    they are `settle_seconds` old), and when the last of them becomes readable."""
+
+    files: int
+    units: int
+    """Units of work (packages: a sync, a run, a dlt package) those files belong to."""
+    readable_at: datetime
+    """The newest file's modification time plus `settle_seconds` (UTC): all are readable from then on,
+    unless a producer writes them again."""
+
+
+@dataclass(frozen=True)
 class Discovery:
     packages: tuple[LoadPackage, ...]
     """Valid complete packages in arrival order."""
     rejected: tuple[RejectedPackage, ...]
+    settling: Settling | None = None
+    """Producer files still settling (None when none are)."""
 
 
 def discover_packages(landing: Landing, source: str) -> Discovery:

@@ -1,8 +1,14 @@
 """`lakenorm normalize | tables` (SPEC §9), in process on the shared session, and two processes racing."""
 from __future__ import annotations
 
+import json
+import math
+import os
+import re
 import subprocess
 import sys
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -81,3 +87,59 @@ def test_two_processes_normalizing_one_load_id_leave_no_duplicates(spark, config
         assert rows.count() == lines
         assert rows.select("_norm_raw_id").distinct().count() == lines
     assert read_table(spark, config.table_path("shop", "_norm_loads")).count() == 3
+
+
+def test_files_still_settling_are_said_and_waited_for(spark, capsys, tmp_path, load_case):
+    """Airbyte destination files just written: `normalize` says what waits and from when it is readable (exit 0),
+    `normalize --wait` waits for them and normalizes them, a later `normalize` finds nothing."""
+    case = load_case("inputs/airbyte_destination.json")
+    landing = tmp_path / "landing"
+    files = {"public/orders/2024_06_01_1717200000000_0.jsonl": case["orders"][:2],  # sync 101
+             "public/customers/2024_06_01_1717200000000_0.jsonl": case["customers"],  # sync 101
+             "public/v1_orders/2024_06_02_1717300000000_0.jsonl": case["v1_orders"]}  # V1: the epoch's load
+    for relative, records in files.items():
+        (landing / relative).parent.mkdir(parents=True, exist_ok=True)
+        (landing / relative).write_text("".join(json.dumps(r) + "\n" for r in records))
+        # written "now", plus a margin so that a slow machine does not see them settled before the command lists them
+        os.utime(landing / relative, (time.time() + 5,) * 2)
+    doc = {"warehouse": "wh", "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "2"},
+           "sources": [{"name": "shop", "landing": "landing", "input": "airbyte_destination", "settle_seconds": 2}]}
+    (tmp_path / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
+    newest = max((landing / relative).stat().st_mtime for relative in files)
+    readable = datetime.fromtimestamp(math.ceil(newest + 2), tz=timezone.utc).strftime("%H:%M:%S")
+
+    code, out, err = run(capsys, "--config", str(tmp_path / "lakenorm.yaml"), "normalize")
+    assert (code, err) == (0, "")
+    assert re.fullmatch(rf"shop: nothing to normalize yet; 3 files \(2 packages\) still settling, "
+                        rf"readable from (\d{{4}}-\d\d-\d\d )?{readable} UTC \(in \d+ s\)\n", out), out
+
+    code, out, err = run(capsys, "--config", str(tmp_path / "lakenorm.yaml"), "normalize", "--wait", "120")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("shop: waiting for 3 files (2 packages) still settling, readable from "), out
+    assert {line.split()[1] for line in lines[1:]} == {"101", "1717300000000"}, out
+    assert "shop  101  orders " in out and "shop  1717300000000  v1_orders " in out
+    assert not [line for line in lines[1:] if "settling" in line or "nothing" in line], out
+
+    assert run(capsys, "--config", str(tmp_path / "lakenorm.yaml"), "normalize", "--wait")[1] == \
+        "shop: nothing to normalize\n"
+    config = load_config(tmp_path / "lakenorm.yaml")
+    assert read_table(spark, config.table_path("shop", "orders")).count() == 2
+
+
+def test_wait_is_bounded_and_says_what_still_waits(spark, capsys, tmp_path):
+    """`--wait 0`: nothing is waited for; the settling files are named on stderr and the exit status is 3."""
+    (tmp_path / "landing").mkdir()
+    (tmp_path / "landing" / "run-1.jsonl").write_text('{"type": "SCHEMA", "stream": "a", "schema": {}}\n')
+    os.utime(tmp_path / "landing" / "run-1.jsonl", (time.time() + 3600,) * 2)  # "written" an hour ahead
+    doc = {"warehouse": "wh", "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "2"},
+           "sources": [{"name": "shop", "landing": "landing", "input": "singer"}]}
+    (tmp_path / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
+    code, out, err = run(capsys, "--config", str(tmp_path / "lakenorm.yaml"), "normalize", "--wait", "0")
+    assert code == commands.WAIT_TIMED_OUT == 3
+    assert out.startswith("shop: waiting for 1 file (1 package) still settling, readable from ")
+    assert err.startswith("lakenorm: shop: still waiting after 0 s: 1 file (1 package) still settling, ") and \
+        err.count("\n") == 1, err
+    with pytest.raises(SystemExit) as usage:
+        run(capsys, "--config", str(tmp_path / "lakenorm.yaml"), "normalize", "--wait", "-1")
+    assert usage.value.code == 2 and "not a number of seconds (0 or more): '-1'" in capsys.readouterr().err

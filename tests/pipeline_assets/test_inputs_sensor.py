@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
@@ -109,3 +111,25 @@ def test_sensor_and_run_over_a_dlt_extract(spark, tmp_path):
     sensor_run_sensor(config, load_id, ("users",))
     rows = read_table(spark, config.table_path("shop", "users")).orderBy("id").collect()
     assert [(r.id, r.name, r.seen_at) for r in rows] == [(1, "ann", datetime(2024, 6, 1)), (2, "bob", None)]
+
+
+def test_sensor_skip_reason_says_what_still_settles(tmp_path):
+    """A Singer run still being written (a folder of two files) and another run's file: the tick requests nothing
+    and says what waits and from when it is readable, as `lakenorm normalize` does."""
+    landing = tmp_path / "landing"
+    (landing / "run 7").mkdir(parents=True)
+    lines = SINGER_RUN.read_text().splitlines(keepends=True)
+    for name, part in (("run 7/part-1.jsonl", lines[:4]), ("run 7/part-2.jsonl", lines[4:]), ("run-8.jsonl", lines)):
+        (landing / name).write_text("".join(part))
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": "landing", "input": "singer", "settle_seconds": 600}]}, base_dir=tmp_path)
+    newest = max(p.stat().st_mtime for p in landing.rglob("*.jsonl"))
+    readable = datetime.fromtimestamp(math.ceil(newest + 600), tz=timezone.utc).strftime("%H:%M:%S")
+    defs = build_definitions(config)
+    with dg.instance_for_test() as instance:
+        tick = defs.resolve_sensor_def("shop_landing_sensor")(
+            dg.build_sensor_context(instance=instance, definitions=defs))
+    assert not tick.run_requests
+    assert re.fullmatch(rf"no new complete packages \(0 rejected\); 3 files \(2 packages\) still settling, "
+                        rf"readable from (\d{{4}}-\d\d-\d\d )?{readable} UTC \(in \d+ min\)",
+                        tick.skip_reason.skip_message), tick.skip_reason.skip_message

@@ -7,9 +7,13 @@ from datetime import datetime, timezone
 from decimal import Decimal
 
 import pytest
+import yaml
 
+from normalization_core import commands
 from normalization_core.config import parse_config
+from normalization_core.inputs import source_input
 from normalization_core.io.delta import read_table
+from normalization_core.io.packages import Discovery
 from normalization_core.pipeline import normalize_loads, pending_packages
 
 dlt = pytest.importorskip("dlt")
@@ -74,3 +78,38 @@ def test_extracted_packages_to_typed_tables(spark, tmp_path):
     assert [(r.id, r.name) for r in current] == [(1, "ann b."), (2, "bob")]  # merge -> append_dedup on id
     assert read_table(spark, config.table_path("shop", "users_scd")).count() == 3
     assert pending_packages(spark, config, source).packages == ()
+
+
+def test_lakenorm_normalize_reads_a_package_right_after_extract(spark, tmp_path, capsys):
+    """dlt's rename into `extracted/` is the completion signal: no `settle_seconds` wait (its default is 60 s and
+    the package's files are seconds old), as `lakenorm normalize` runs right after `pipeline.extract()`."""
+    ann = {"id": 1, "name": "ann", "seen_at": datetime(2024, 6, 1, tzinfo=timezone.utc), "balance": Decimal("1.50")}
+    load_id = extract(tmp_path / "pipes", [ann], [{"kind": "click", "n": 1}])
+    doc = {"warehouse": str(tmp_path / "wh"), "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "2"},
+           "sources": [{"name": "shop", "landing": str(tmp_path / "pipes/shop/normalize/extracted"),
+                        "input": "dlt_extract", "convention": "dlt"}]}
+    (tmp_path / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
+    config = parse_config(doc, base_dir=tmp_path)
+    assert config.source("shop").settle_seconds == 60  # the default
+    code = commands.main(["--config", str(tmp_path / "lakenorm.yaml"), "normalize"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"shop  {load_id}  _dlt_raw_users" in out and f"shop  {load_id}  users " in out, out
+    assert "settling" not in out and "nothing to normalize" not in out
+    assert [r.name for r in read_table(spark, config.table_path("shop", "users")).collect()] == ["ann"]
+
+
+def test_a_package_without_its_schema_yet_is_in_flight_not_rejected(tmp_path):
+    """dlt's fallback when the folder rename fails (too many open files) moves files one by one, job files
+    before the package's `schema.json`: until that is there the package is in flight, neither read nor rejected."""
+    load_id = extract(tmp_path / "pipes", [{"id": 1, "name": "ann", "balance": Decimal("0")}], [])
+    landing = tmp_path / "pipes" / "shop" / "normalize" / "extracted"
+    config = parse_config({"warehouse": str(tmp_path / "wh"), "sources": [
+        {"name": "shop", "landing": str(landing), "input": "dlt_extract", "convention": "dlt"}]}, base_dir=tmp_path)
+    source = config.source("shop")
+    schema = landing / load_id / "schema.json"
+    schema.rename(tmp_path / "schema.json")
+    assert source_input(source).discover(config, source) == Discovery((), ())
+    (tmp_path / "schema.json").rename(schema)
+    found = source_input(source).discover(config, source)
+    assert ([p.load_id for p in found.packages], found.rejected, found.settling) == ([load_id], (), None)
