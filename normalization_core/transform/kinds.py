@@ -6,19 +6,33 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from normalization_core.transform.json_text import STRING
+
 ISO_DATE = r"^\s*[+-]?\d{4,6}-\d{1,2}-\d{1,2}"
 """Timestamps and dates must start with a date: Spark would read `10:00:00` as today at 10:00."""
 DATE_ONLY = ISO_DATE + r"\s*$"
 _ISO_DATE_TIME = ISO_DATE + r"[T ]\d{1,2}:\d{2}"
 """dlt's iso_timestamp: a date and a time of day (a bare date is not a timestamp)."""
 _INTEGRAL = ("BIGINT", "INT", "SMALLINT", "TINYINT")
-_BIG_INTEGER = r"(?<=[:\[,])(\s*)(-?\d{39,})(?=\s*[,\]}])"
-"""An integer of more than 38 digits in value position: Spark would parse it as a lossy DOUBLE."""
+_TOKENS = STRING + r'|[^"]++'
+"""A JSON text as strings (escapes included) and the runs between them."""
+_NUMBER_START, _NUMBER_END = r"(?<![\w.+-])", r"(?![\w.])"
+_BIG_INTEGER = _NUMBER_START + r"(-?\d{39,})" + _NUMBER_END
+"""An integer of more than 38 digits: Spark would parse it as a lossy DOUBLE."""
+_ZERO_FRACTION = _NUMBER_START + r"(-?\d{1,15}\.0+)" + _NUMBER_END
+"""A number written with a fraction of zeros (`3170.00`, `1.0`): a VARIANT keeps it as an integral DECIMAL."""
+_REWRITTEN = r"\d{39}|\d\.0"
 
 
-def keep_big_integers(json_text: Column) -> Column:
-    """JSON text with integers wider than decimal(38,0) quoted, so that they stay exact (as text)."""
-    return F.regexp_replace(json_text, _BIG_INTEGER, '$1"$2"')
+def inference_text(json_text: Column) -> Column:
+    """JSON text whose VARIANT has the kinds dlt infers (SPEC §5.2): integers wider than decimal(38,0) quoted,
+    so that they stay exact (as text), and numbers written with a zero fraction given an exponent, so that
+    they are doubles as for dlt's JSON parser, not integers. Strings are left as they are."""
+    def rewritten(token: Column) -> Column:
+        plain = F.regexp_replace(F.regexp_replace(token, _BIG_INTEGER, '"$1"'), _ZERO_FRACTION, "$1e0")
+        return F.when(token.startswith('"'), token).otherwise(plain)
+    tokens = F.regexp_extract_all(json_text, F.lit(_TOKENS), 0)
+    return F.when(json_text.rlike(_REWRITTEN), F.array_join(F.transform(tokens, rewritten), "")).otherwise(json_text)
 
 
 def is_present(variant: Column) -> Column:

@@ -15,7 +15,7 @@ from pyspark.sql import types as T
 from normalization_core.columns import SystemNames
 from normalization_core.schema.column_types import ARRAY_STEP, EPOCH_FAR, EPOCH_RANGE_SECONDS, KEY_STEP
 from normalization_core.transform.internal_columns import EXTRACTED_AT, OBJECT_KEY, PATH, VALUE, VALUE_KIND
-from normalization_core.transform.kinds import keep_big_integers, value_kind
+from normalization_core.transform.kinds import inference_text, value_kind
 
 _OBJECT = T.MapType(T.StringType(), T.VariantType())
 _ARRAY = T.ArrayType(T.VariantType())
@@ -24,7 +24,7 @@ _ARRAY = T.ArrayType(T.VariantType())
 def parse_record_variants(raw_rows: DataFrame, names: SystemNames) -> DataFrame:
     """The valid raw rows' records as one VARIANT column `VALUE`, big integers kept exact."""
     return raw_rows.where(F.col(names.error).isNull()).select(
-        F.try_parse_json(keep_big_integers(F.col(names.data))).alias(VALUE),
+        F.try_parse_json(inference_text(F.col(names.data))).alias(VALUE),
         F.col(names.extracted_at).alias(EXTRACTED_AT))
 
 

@@ -20,7 +20,7 @@ from normalization_core.columns import SystemNames
 from normalization_core.schema.model import StreamSchema, root_table
 from normalization_core.transform.casts import cast_object
 from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE, TREE_PARSE
-from normalization_core.transform.kinds import keep_big_integers
+from normalization_core.transform.kinds import inference_text
 from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT, raw_rows
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
 
@@ -75,7 +75,7 @@ def record_variant(names: SystemNames, stream_schema: StreamSchema) -> Column:
     """The record as a VARIANT, parsed from the raw JSON text (inferred streams with integers beyond 38
     digits quoted, so that they stay exact as text)."""
     if stream_schema.get("inferred"):
-        return F.try_parse_json(keep_big_integers(F.col(names.data)))
+        return F.try_parse_json(inference_text(F.col(names.data)))
     return F.try_parse_json(F.col(names.data))
 
 
