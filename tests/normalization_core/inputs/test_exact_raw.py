@@ -3,8 +3,11 @@ digits a double cannot hold, `1.50`, `-0.0`, unicode escapes and duplicate keys 
 tables rebuilt from raw equal those of the first load (SPEC §7)."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -135,3 +138,106 @@ def test_tables_rebuilt_from_raw_equal_the_first_load(spark, tmp_path, kind):
         {"field": "$", "change": "NULLED", "reason": "DESTINATION_SERIALIZATION_ERROR"}]
     rebuild_stream(spark, config, "shop", "events")
     assert typed() == first
+
+
+def member_span(line: str, path: tuple[str, ...]) -> str:
+    """The text of the value at `path` in `line`, found by Python's JSON scanner (the test's own oracle)."""
+    decoder, at = json.JSONDecoder(), 0
+    skip = lambda i: len(line) - len(line[i:].lstrip())  # noqa: E731
+    at = skip(at)
+    for depth, key in enumerate(path):
+        assert line[at] == "{"
+        at += 1
+        while True:
+            name, at = decoder.raw_decode(line, skip(at))
+            at = skip(at)
+            assert line[at] == ":"
+            start = skip(at + 1)
+            _, end = decoder.raw_decode(line, start)
+            if name == key:
+                break
+            at = skip(end)
+            assert line[at] == ","
+            at += 1
+        if depth == len(path) - 1:
+            return line[start:end]
+        at = start
+    raise AssertionError(path)
+
+
+def _raw_texts(spark, config, stream: str) -> list[str]:
+    names = system_names(config.source("shop").convention)
+    raw = read_table(spark, SourceTables.of(config, "shop").raw_path(stream)).orderBy(names.file, names.line)
+    return [r[names.data] for r in raw.collect()]
+
+
+def test_a_singer_sdk_taps_decimals_are_kept_in_raw(spark, tmp_path):
+    """Meltano's Singer SDK writes a `numeric` it reads as Decimal with every digit: raw keeps them."""
+    from tests.normalization_core.inputs.test_singer_sdk_tap import TAP
+
+    payments = tmp_path / "payments.json"
+    payments.write_text('[{"id": 1, "amount": 12345678901234567891.1234567891, "big": 123456789012345678901234},'
+                        ' {"id": 2, "amount": 3170.00, "big": 7}, {"id": 3, "amount": 1.50, "big": -0}]')
+    (tmp_path / "users.json").write_text("[]")
+    (tmp_path / "tap.json").write_text(json.dumps({"records_file": str(tmp_path / "users.json"),
+                                                   "payments_file": str(payments)}))
+    run = tmp_path / "landing" / "run1.jsonl"
+    run.parent.mkdir()
+    with run.open("wb") as out:
+        subprocess.run([sys.executable, str(TAP), "--config", str(tmp_path / "tap.json")], stdout=out, check=True,
+                       stderr=subprocess.DEVNULL)
+    os.utime(run, (1717300000, 1717300000))
+    records = [line for line in run.read_text().splitlines() if json.loads(line)["type"] == "RECORD"]
+    expected = [member_span(line, ("record",)) for line in records]
+    assert "12345678901234567891.1234567891" in expected[0] and '"amount":3170.00' in expected[1]
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "shop", "landing": "landing", "input": "singer",
+                                                           "settle_seconds": 0}]}, base_dir=tmp_path)
+    normalize_loads(spark, config, "shop", ["run1"])
+    assert _raw_texts(spark, config, "payments") == expected
+    current = {r.id: r for r in read_table(spark, config.table_path("shop", "payments")).collect()}
+    assert (current[1].amount, current[2].amount, current[3].amount) == (12345678901234567891.1234567891, 3170.0, 1.5)
+
+
+def test_airbytes_own_fixture_messages_are_kept_in_raw_as_written(spark, tmp_path):
+    """Messages from Airbyte's repository (spaced as Airbyte wrote them): each record's `data` byte for byte."""
+    fixture = Path(__file__).parents[2] / "cases" / "airbyte_fixtures" / "nested_streams_messages.txt"
+    lines = [line for line in fixture.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
+    streams = sorted({json.loads(line)["record"]["stream"] for line in lines})
+    folder = tmp_path / "landing" / "L1"
+    _write(folder / "messages.jsonl", lines)
+    (folder / "_manifest.json").write_text(json.dumps({
+        "load_id": "L1", "created_at": "2024-06-01T00:00:00Z", "source": "shop", "format": "airbyte",
+        "files": ["messages.jsonl"], "streams": {s: {"records": 1} for s in streams}}))
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "shop", "landing": "landing"}]}, base_dir=tmp_path)
+    normalize_loads(spark, config, "shop", ["L1"])
+    for stream in streams:
+        mine = [line for line in lines if json.loads(line)["record"]["stream"] == stream]
+        assert _raw_texts(spark, config, stream) == [member_span(line, ("record", "data")) for line in mine], stream
+
+
+def test_dlt_extracts_items_are_kept_in_raw_as_written(spark, tmp_path):
+    """dlt's real `extract()`: each item of a typed-jsonl line as dlt wrote it (its type marks dropped)."""
+    from decimal import Decimal
+
+    import dlt
+
+    os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
+    items = [{"id": i, "amount": Decimal("12345678901234567891.1234567891"), "f": 3170.5, "s": 'x:1.0,"]'}
+             for i in range(3)]
+    pipeline = dlt.pipeline(pipeline_name="shop", pipelines_dir=str(tmp_path / "pipes"), dataset_name="shop")
+    load_id = pipeline.extract(dlt.resource(items, name="events")).loads_ids[-1]
+    landing = tmp_path / "pipes" / "shop" / "normalize" / "extracted"
+    [job] = (landing / load_id / "new_jobs").glob("events.*")
+    decoder, expected = json.JSONDecoder(), []
+    text = gzip.decompress(job.read_bytes()) if job.name.endswith(".gz") else job.read_bytes()
+    for line in text.decode("utf-8").splitlines():
+        at = 1
+        while line[at] != "]":
+            _, end = decoder.raw_decode(line, len(line) - len(line[at:].lstrip()))
+            expected.append(line[len(line) - len(line[at:].lstrip()):end].replace('"\uf026', '"'))
+            at = end + 1 if line[end] == "," else end
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "shop", "landing": str(landing),
+                                                           "input": "dlt_extract"}]}, base_dir=tmp_path)
+    normalize_loads(spark, config, "shop", [load_id])
+    assert len(expected) == 3 and '"12345678901234567891.1234567891"' in expected[0]
+    assert _raw_texts(spark, config, "events") == expected
