@@ -25,10 +25,10 @@ def rebuild_stream(spark: SparkSession, config: LakenormConfig, source_name: str
     """
     tables = SourceTables.of(config, source_name)
     source, names = tables.source, tables.names
-    plan = stream_plans(source).get(stream)
+    plan = stream_plans(source, stored_in=tables).get(stream)  # an inferred stream: its newest stored schema
     if plan is None:
         raise ConfigError(f"source {source.name!r}", f"stream {stream!r} has no typed tables to rebuild "
-                                                     "(it is not in the catalog)")
+                                                     "(it is not in the catalog and has no stored schema)")
     raw_path = tables.raw_path(stream)
     if not is_delta_table(spark, raw_path):
         raise ConfigError(f"source {source.name!r}", f"stream {stream!r} has no raw table at {raw_path}; "
