@@ -61,6 +61,14 @@ class KeyRange:
         within = column.between(F.lit(self.low), F.lit(self.high)) if self.low is not None else F.lit(False)
         return within | column.isNull() if self.nulls else within
 
+    def predicate(self, table: str) -> tuple[str, dict[str, Any]]:
+        """`rows(table)` as SQL (a MERGE's condition) with named parameter markers, and the values Spark binds to
+        them as the same literals."""
+        column = f"{table}.`{self.column.replace('`', '``')}`"
+        within = f"{column} BETWEEN :key_low AND :key_high" if self.low is not None else "FALSE"
+        args = {"key_low": self.low, "key_high": self.high} if self.low is not None else {}
+        return (f"{within} OR {column} IS NULL" if self.nulls else within), args
+
 
 RANGED_TYPES = (T.NumericType, T.StringType, T.DateType)
 """Key types whose bounds come back to Python and go into a predicate as the same literal (a timestamp's
