@@ -17,7 +17,6 @@ from pyspark.sql import functions as F
 from normalization_core.columns import SystemNames
 from normalization_core.io.delta import (
     TARGET,
-    SqlPredicate,
     align_deletion_vectors,
     is_delta_table,
     materialized,
@@ -117,7 +116,7 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
             history = materialized(touched(history_near_keys(), keys, cols))
             return current_changes(history, keys, names, cols)
 
-        keyed = {"target_rows": None if key_range is None else SqlPredicate(*key_range.predicate(TARGET)), "order_by": cols.keys}
+        keyed = {"target_rows": None if key_range is None else key_range.predicate(TARGET), "order_by": cols.keys}
 
         def child_rows(versioned: ParsedRecords, child: str) -> DataFrame:
             return _child_rows(versioned, names, plan, children)[child]

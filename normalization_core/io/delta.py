@@ -5,11 +5,10 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from delta.exceptions import DeltaConcurrentModificationException
 from deltalake.exceptions import DeltaError
@@ -262,7 +261,7 @@ def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: boo
 
 def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
                  delete_flag: str, properties: dict[str, str] | None = None, reads: str | None = None,
-                 target_rows: SqlPredicate | None = None, order_by: Sequence[str] = (),
+                 target_rows: str | None = None, order_by: Sequence[str] = (),
                  reads_options: dict[str, str] | None = None) -> int:
     """Upsert `source()` rows into the table at `path` by the `on` columns (NULL-safe), deleting the
     target rows matched by a source row whose `delete_flag` is true: one MERGE, one commit. Returns the
@@ -276,7 +275,7 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
     earlier would be merged into whatever the table holds by then, other writers' commits included.
     `reads`: another Delta table `source()` reads; a commit to it between that read and this MERGE's commit
     makes the MERGE run again (the rows it merged may be out of date).
-    `target_rows`: a predicate over the target's columns (qualified by `TARGET`) true for every row a source row
+    `target_rows`: a SQL predicate over the target's columns (qualified by `TARGET`) true for every row a source row
     can match; Delta skips the files whose statistics lie outside. `order_by`: a new table's file order.
     `reads_options`: delta-rs options to read the log of `reads` on an object store (`table_version`).
 
@@ -294,7 +293,7 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
 
 
 def _merge_or_create(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
-                     delete_flag: str, properties: dict[str, str], target_rows: SqlPredicate | None,
+                     delete_flag: str, properties: dict[str, str], target_rows: str | None,
                      order_by: Sequence[str]) -> int:
     # Whether the table exists is decided before `source()` reads it: a source built while the table did not
     # exist must create it (and lose to a concurrent creator, then retry), never MERGE into its rows.
@@ -306,31 +305,22 @@ def _merge_or_create(spark: SparkSession, path: str, source: Callable[[], DataFr
     names = [quoted(c) for c in columns]
     flag = f"{SOURCE}.{quoted(delete_flag)}"
     matched = " AND ".join(f"{TARGET}.{quoted(c)} <=> {SOURCE}.{quoted(c)}" for c in on)
-    condition, args = (matched, {}) if target_rows is None else (f"({target_rows.sql}) AND {matched}",
-                                                                 target_rows.args)
+    condition = matched if target_rows is None else f"({target_rows}) AND {matched}"
     with temp_view(rows) as view:
         metrics = merge_sql(spark, f"""MERGE WITH SCHEMA EVOLUTION INTO {table_ref(path)} AS {TARGET}
             USING {view} AS {SOURCE} ON {condition}
             WHEN MATCHED AND {flag} THEN DELETE
             WHEN MATCHED THEN UPDATE SET {", ".join(f"{n} = {SOURCE}.{n}" for n in names)}
             WHEN NOT MATCHED AND NOT {flag} THEN INSERT ({", ".join(names)})
-                VALUES ({", ".join(f"{SOURCE}.{n}" for n in names)})""", args)
+                VALUES ({", ".join(f"{SOURCE}.{n}" for n in names)})""")
     return sum(int(metrics[m]) for m in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows"))
 
 
-@dataclass(frozen=True)
-class SqlPredicate:
-    """A SQL predicate with named parameter markers (`:name`) and their values, which Spark binds as literals (as
-    `F.lit` makes them): no value is pasted into SQL text."""
-
-    sql: str
-    args: Mapping[str, Any] = field(default_factory=dict)
-
-
-def merge_sql(spark: SparkSession, statement: str, args: Mapping[str, Any] | None = None) -> Row:
+def merge_sql(spark: SparkSession, statement: str) -> Row:
     """Run a `MERGE INTO` statement; its one row of metrics (`num_affected_rows`, `num_updated_rows`,
-    `num_deleted_rows`, `num_inserted_rows`), the statement's own result computed on the driver: metadata."""
-    return spark.sql(statement, args=dict(args) if args else None).first()
+    `num_deleted_rows`, `num_inserted_rows`), the statement's own result computed on the driver: metadata.
+    (Delta's MERGE leaves named parameter markers unbound, Delta 4.4: values go into the text as literals.)"""
+    return spark.sql(statement).first()
 
 
 def quoted(name: str) -> str:
