@@ -116,7 +116,7 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
             history = materialized(touched(history_near_keys(), keys, cols))
             return current_changes(history, keys, names, cols)
 
-        keyed = {"target_rows": None if key_range is None else key_range.rows(TARGET), "order_by": cols.keys}
+        keyed = {"target_rows": None if key_range is None else key_range.predicate(TARGET), "order_by": cols.keys}
 
         def child_rows(versioned: ParsedRecords, child: str) -> DataFrame:
             return _child_rows(versioned, names, plan, children)[child]
@@ -126,7 +126,7 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
                                 **keyed)}
         tables = [root]
         writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE, props,
-                          reads=history_path, **keyed)]
+                          reads=history_path, reads_options=source_tables.storage_options(history_path), **keyed)]
         if children:  # the history rows of these loads, read once for all child tables
             loaded = history_near_keys().where(F.col(names.load_id).isin(list(load_ids)))
             versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root_doc)), names)
@@ -150,7 +150,7 @@ def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, hi
     bounds = key_bounds(keys, cols) if is_delta_table(spark, history_path) else None
     if bounds is None:
         return materialized(keys), None
-    observed = Observation()
+    observed = Observation()  # to be verified over Spark Connect (see `io.delta._create_with`)
     keys = materialized(keys.observe(observed, *bounds))
     found = observed.get  # delivered by the materializing job: one row of bounds, metadata
     return keys, KeyRange(cols.keys[0], found["low"], found["high"], bool(found["nulls"]))

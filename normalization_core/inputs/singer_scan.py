@@ -1,10 +1,11 @@
 """What a Singer run holds: each file's streams and its SCHEMA messages (small metadata).
 
-A SCHEMA message may come anywhere in a file, so every line is looked at. With a JVM in the process (a run,
-a command) that is one Spark job. Without one (the Dagster code location loading its definitions or ticking
-its sensor, which must start no JVM: SPEC §8) Arrow streams the files and picks the SCHEMA lines with a
-regex, and only those lines are parsed; the streams found that way are those with a SCHEMA message (a
-stream with RECORD messages and never a SCHEMA, whose records all go to quarantine, is left out).
+A SCHEMA message may come anywhere in a file, so every line is looked at. With a Spark session in the process
+(a run, a command; classic or Spark Connect) that is one Spark job. Without one (the Dagster code location
+loading its definitions or ticking its sensor, which must start no JVM: SPEC §8) Arrow streams the files and
+picks the SCHEMA lines with a regex, and only those lines are parsed; the streams found that way are those
+with a SCHEMA message (a stream with RECORD messages and never a SCHEMA, whose records all go to quarantine,
+is left out).
 """
 from __future__ import annotations
 
@@ -13,12 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from pyspark import SparkContext
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.config import DEFAULT_SPARK
-from normalization_core.io.spark import build_spark_session
+from normalization_core.io.spark import build_spark_session, running_session
 from normalization_core.io.storage import Landing, is_uri
 from normalization_core.inputs.listing import FileEntry, matching_lines
 
@@ -53,7 +52,7 @@ def scan(landing: Landing, files: list[FileEntry]) -> RunScan:
     """Streams and SCHEMA messages of `files` (cached while the files do not change)."""
     if not files:
         return RunScan({}, ())
-    if SparkContext._active_spark_context is None:
+    if running_session() is None:
         return scan_without_jvm(landing, files)
     key = (str(landing), tuple(files))
     if key not in _CACHE:
@@ -94,7 +93,7 @@ def _strings(value: object) -> tuple[str, ...]:
 
 
 def scan_with_spark(landing: Landing, files: list[FileEntry]) -> RunScan:
-    spark = SparkSession.getActiveSession() or build_spark_session(dict(DEFAULT_SPARK))
+    spark = running_session() or build_spark_session(dict(DEFAULT_SPARK))
     paths = [str(landing / f.path) for f in files]
     m = F.from_json(F.col("value"), _HEADER)
     lines = spark.read.text(paths).select(F.input_file_name().alias("path"), m.alias("m"))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from normalization_core.io.connect import is_connect
 from normalization_core.io.jars import DELTA_COORDINATE, jars_dir
 
 ARCHIVE_FILE = "jvm-classes.jsa"
@@ -81,6 +82,8 @@ def stop_jvm(spark: SparkSession) -> None:
     """Stop the session and wait for its JVM to exit (a recording JVM writes its archive while exiting).
 
     pyspark's JVM exits when its standard input closes; the Python process would not wait for it."""
+    if is_connect(spark):
+        raise RuntimeError("a Spark Connect session has no JVM in this process: it cannot record an archive")
     gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
     spark.stop()
     process = getattr(gateway, "proc", None)

@@ -4,18 +4,20 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TypeVar
 
 from delta.exceptions import DeltaConcurrentModificationException
-from delta.tables import DeltaTable
+from deltalake.exceptions import DeltaError
 from pyspark import StorageLevel
 from pyspark.errors import AnalysisException
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, Observation, Row, SparkSession
 from pyspark.sql import functions as F
 
-from normalization_core.io.storage import open_delta_table
+from normalization_core.io.storage import is_uri, open_delta_table
 
 T = TypeVar("T")
 LOG = logging.getLogger("lakenorm")
@@ -25,6 +27,8 @@ DV_FEATURE = "deletionVectors"
 MAX_ATTEMPTS = 8
 TARGET = "t"
 """The alias of the target table in a MERGE (`merge_by_key`'s `target_rows` qualifies its columns with it)."""
+SOURCE = "s"
+"""The alias of the source rows in a MERGE."""
 KEY_ORDERED_FILE_ROWS = 250_000
 """Most rows per data file of a table written in key order. A MERGE rewrites (or, with deletion vectors,
 searches) every file that holds a key it touches; with files this size in key order, an update to a range of
@@ -59,16 +63,64 @@ def with_conflict_retry(action: Callable[[], T], table: str, attempts: int = MAX
 
 
 def _is_race(exc: Exception) -> bool:
+    # Over Spark Connect, Delta's errors arrive as pyspark's own exceptions: the markers in the message tell them.
     if isinstance(exc, (DeltaConcurrentModificationException, SourceTableChanged)):
         return True
     return any(marker in str(exc) for marker in _RACE_MARKERS)
 
 
-def is_delta_table(spark: SparkSession, path: str) -> bool:
+def is_delta_table(spark: SparkSession, path: str, storage_options: dict[str, str] | None = None) -> bool:
+    """Whether `path` holds a Delta table with a commit (a `_delta_log` another writer is creating holds none).
+
+    Asked before most reads and writes, so it must be cheap: the log is read with delta-rs (~2 ms, no JVM) when it
+    can be (a local path; an object store with `storage_options`), else Spark resolves the table (the analysis of
+    `read_table`, ~30 ms: the log read on the driver, no Spark job). Neither needs more than Spark Connect carries:
+    Delta's `DeltaTable.isDeltaTable` goes through the JVM of a classic session."""
+    logged = _logged_version(path, storage_options)
+    if logged is not _UNKNOWN:
+        return logged is not None
     try:
-        return DeltaTable.isDeltaTable(spark, path)
+        read_table(spark, path).schema  # noqa: B018 - analysis only: an AnalysisException when there is no table
     except AnalysisException:
         return False
+    return True
+
+
+def table_version(spark: SparkSession, path: str, storage_options: dict[str, str] | None = None) -> int:
+    """The table's newest version (-1 when there is no table, as Delta's log has it), also one another writer
+    committed; asked twice per MERGE that checks its source table.
+
+    Read from the log with delta-rs (a few ms, no Spark job) when it can be (see `is_delta_table`). Else
+    `DESCRIBE HISTORY ... LIMIT 1`, which costs 1-2 Spark jobs and ~0.5 s (measured with Delta 4.4): an object store
+    without `storage_options`, or a log delta-rs cannot read."""
+    logged = _logged_version(path, storage_options)
+    if logged is not _UNKNOWN:
+        return -1 if logged is None else logged
+    try:
+        rows = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT 1").select("version").collect()  # metadata
+    except AnalysisException:
+        return -1
+    return int(rows[0][0]) if rows else -1
+
+
+_UNKNOWN = object()
+
+
+def _logged_version(path: str, storage_options: dict[str, str] | None) -> int | None | object:
+    """The table's newest version read by delta-rs, None when there is no table, `_UNKNOWN` when delta-rs cannot
+    tell (an object store without options, a log it cannot read)."""
+    if is_uri(path) and storage_options is None:
+        return _UNKNOWN
+    try:
+        table = open_delta_table(path, storage_options)
+    except DeltaError:
+        return _UNKNOWN
+    return None if table is None else table.version()
+
+
+def table_ref(path: str) -> str:
+    """The SQL name of the Delta table at `path`."""
+    return f"delta.`{path.replace('`', '``')}`"
 
 
 def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str]) -> None:
@@ -105,7 +157,7 @@ def replace_loads_counted(spark: SparkSession, path: str, rows: Callable[[], Dat
         df = rows()
         if not is_delta_table(spark, path):
             return _create_with(df, path, properties or {})
-        counted = Observation()
+        counted = Observation()  # to be verified over Spark Connect (see `_create_with`)
         _replace_where_writer(df.observe(counted, F.count(F.lit(1)).alias("rows")),
                               in_list(load_column, load_ids)).save(path)
         return int(counted.get["rows"])
@@ -124,17 +176,16 @@ def read_table(spark: SparkSession, path: str) -> DataFrame:
     return spark.read.format("delta").load(path)
 
 
-def table_version(spark: SparkSession, path: str) -> int:
-    """The table's newest version, read from its log on the driver.
-
-    Through the JVM's `DeltaLog` (Delta 4.4's `update(stalenessAcceptable, checkIfUpdatedSinceTs, catalogTable)`):
-    `DeltaTable.history` answers the same but runs a Spark job, and this is asked twice per MERGE that checks its
-    source table.
-    """
-    jvm = spark._jvm
-    unset = jvm.scala.Option.empty()
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
-    return int(log.update(False, unset, unset).version())
+@contextmanager
+def temp_view(df: DataFrame) -> Iterator[str]:
+    """`df` as a temporary view, for SQL statements (a MERGE's source), dropped afterwards. Its name is used by no
+    other call: passes of one session run side by side in threads."""
+    name = f"lakenorm_source_{uuid.uuid4().hex}"
+    df.createTempView(name)
+    try:
+        yield name
+    finally:
+        df.sparkSession.catalog.dropTempView(name)
 
 
 def materialized(df: DataFrame) -> DataFrame:
@@ -210,7 +261,8 @@ def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: boo
 
 def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
                  delete_flag: str, properties: dict[str, str] | None = None, reads: str | None = None,
-                 target_rows: Column | None = None, order_by: Sequence[str] = ()) -> int:
+                 target_rows: str | None = None, order_by: Sequence[str] = (),
+                 reads_options: dict[str, str] | None = None) -> int:
     """Upsert `source()` rows into the table at `path` by the `on` columns (NULL-safe), deleting the
     target rows matched by a source row whose `delete_flag` is true: one MERGE, one commit. Returns the
     rows it inserted, updated or deleted (the MERGE's own metrics, not a later commit's).
@@ -223,13 +275,17 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
     earlier would be merged into whatever the table holds by then, other writers' commits included.
     `reads`: another Delta table `source()` reads; a commit to it between that read and this MERGE's commit
     makes the MERGE run again (the rows it merged may be out of date).
-    `target_rows`: a predicate over the target's columns (qualified by `TARGET`) true for every row a source row
+    `target_rows`: a SQL predicate over the target's columns (qualified by `TARGET`) true for every row a source row
     can match; Delta skips the files whose statistics lie outside. `order_by`: a new table's file order.
+    `reads_options`: delta-rs options to read the log of `reads` on an object store (`table_version`).
+
+    The MERGE is SQL over a temporary view of the source (what Spark Connect carries; Delta's Python
+    `DeltaTable` API goes through the JVM), its metrics the statement's own result row.
     """
     def attempt() -> int:
-        read_version = table_version(spark, reads) if reads and is_delta_table(spark, reads) else None
+        read_version = table_version(spark, reads, reads_options) if reads else -1  # -1: no table, nothing read
         changed = _merge_or_create(spark, path, source, on, delete_flag, properties or {}, target_rows, order_by)
-        if read_version is not None and table_version(spark, reads) != read_version:
+        if read_version >= 0 and table_version(spark, reads, reads_options) != read_version:
             raise SourceTableChanged(f"{reads} has a commit newer than version {read_version}, which the MERGE "
                                      f"source for {path} was read from")
         return changed
@@ -237,7 +293,7 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
 
 
 def _merge_or_create(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
-                     delete_flag: str, properties: dict[str, str], target_rows: Column | None,
+                     delete_flag: str, properties: dict[str, str], target_rows: str | None,
                      order_by: Sequence[str]) -> int:
     # Whether the table exists is decided before `source()` reads it: a source built while the table did not
     # exist must create it (and lose to a concurrent creator, then retry), never MERGE into its rows.
@@ -246,23 +302,38 @@ def _merge_or_create(spark: SparkSession, path: str, source: Callable[[], DataFr
     columns = [c for c in rows.columns if c != delete_flag]
     if not exists:
         return _create_with(rows.where(~F.col(delete_flag)).select(*columns), path, properties, order_by)
-    values = {f"`{c}`": f"s.`{c}`" for c in columns}
-    flag = f"s.`{delete_flag}`"
-    matched = F.expr(" AND ".join(f"{TARGET}.`{c}` <=> s.`{c}`" for c in on))
-    metrics = (DeltaTable.forPath(spark, path).alias(TARGET)
-               .merge(rows.alias("s"), matched if target_rows is None else target_rows & matched)
-               .withSchemaEvolution()
-               .whenMatchedDelete(condition=flag)
-               .whenMatchedUpdate(set=values)
-               .whenNotMatchedInsert(condition=f"NOT {flag}", values=values)
-               .execute().first())  # one row of MERGE metrics, computed on the driver: metadata
+    names = [quoted(c) for c in columns]
+    flag = f"{SOURCE}.{quoted(delete_flag)}"
+    matched = " AND ".join(f"{TARGET}.{quoted(c)} <=> {SOURCE}.{quoted(c)}" for c in on)
+    condition = matched if target_rows is None else f"({target_rows}) AND {matched}"
+    with temp_view(rows) as view:
+        metrics = merge_sql(spark, f"""MERGE WITH SCHEMA EVOLUTION INTO {table_ref(path)} AS {TARGET}
+            USING {view} AS {SOURCE} ON {condition}
+            WHEN MATCHED AND {flag} THEN DELETE
+            WHEN MATCHED THEN UPDATE SET {", ".join(f"{n} = {SOURCE}.{n}" for n in names)}
+            WHEN NOT MATCHED AND NOT {flag} THEN INSERT ({", ".join(names)})
+                VALUES ({", ".join(f"{SOURCE}.{n}" for n in names)})""")
     return sum(int(metrics[m]) for m in ("num_updated_rows", "num_deleted_rows", "num_inserted_rows"))
+
+
+def merge_sql(spark: SparkSession, statement: str) -> Row:
+    """Run a `MERGE INTO` statement; its one row of metrics (`num_affected_rows`, `num_updated_rows`,
+    `num_deleted_rows`, `num_inserted_rows`), the statement's own result computed on the driver: metadata.
+    (Delta's MERGE leaves named parameter markers unbound, Delta 4.4: values go into the text as literals.)"""
+    return spark.sql(statement).first()
+
+
+def quoted(name: str) -> str:
+    """A column name as a SQL identifier."""
+    return f"`{name.replace('`', '``')}`"
 
 
 def _create_with(rows: DataFrame, path: str, properties: dict[str, str], order_by: Sequence[str] = ()) -> int:
     """A new table holding `rows`, which is what a MERGE into an empty table inserts, in one commit (a MERGE
     costs ~20 Spark jobs); returns its rows, counted while writing. Losing the creation to another writer is a
     race: the retry MERGEs."""
+    # Observation: to be verified over Spark Connect, where observed metrics of `format("delta")` writes were
+    # reported empty (Connect 4.1); count another way where they are.
     counted = Observation()
     _writer(rows, order_by, counted).mode("errorifexists").options(**properties).save(path)
     return int(counted.get["rows"])

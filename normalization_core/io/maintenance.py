@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from delta.tables import DeltaTable
 from deltalake.exceptions import DeltaError
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -15,7 +14,9 @@ from pyspark.sql import types as T
 from normalization_core.io.delta import (
     KEY_ORDERED_FILE_ROWS,
     is_delta_table,
+    read_table,
     rewrite_in_key_order,
+    table_ref,
     with_conflict_retry,
 )
 from normalization_core.io.storage import open_delta_table
@@ -32,7 +33,7 @@ def table_row_count(spark: SparkSession, path: str) -> int:
 
 def table_schema(spark: SparkSession, path: str) -> T.StructType:
     """The schema of the table's current snapshot (from the log)."""
-    return DeltaTable.forPath(spark, path).toDF().schema
+    return read_table(spark, path).schema
 
 
 def table_rows_and_schema(spark: SparkSession, path: str, storage_options: dict[str, str] | None = None
@@ -98,25 +99,28 @@ def optimize_and_vacuum(spark: SparkSession, path: str, retention_hours: float |
                         key_order: Sequence[str] = ()) -> MaintenanceResult:
     """Compact small files (OPTIMIZE; a table kept in `key_order`: `compact_in_key_order`), then delete files no
     version within the retention needs (VACUUM; None = the table's retention, 7 days by default). Each is its own
-    commit."""
-    table = DeltaTable.forPath(spark, path)
+    commit. SQL statements, run when issued; their results are a few rows of metrics (metadata)."""
     if key_order:
-        removed, added = compact_in_key_order(spark, table, path, key_order)
+        removed, added = compact_in_key_order(spark, path, key_order)
     else:
-        metrics = with_conflict_retry(lambda: table.optimize().executeCompaction().select("metrics").first()[0],
-                                      path)
+        metrics = with_conflict_retry(
+            lambda: spark.sql(f"OPTIMIZE {table_ref(path)}").select("metrics").first()[0], path)
         removed, added = int(metrics["numFilesRemoved"]), int(metrics["numFilesAdded"])
-    table.vacuum(retention_hours)  # runs eagerly; None = the table's retention
-    return MaintenanceResult(path, removed, added, _last_metric(table, "VACUUM END", "numDeletedFiles"))
+    retain = "" if retention_hours is None else f" RETAIN {_hours(retention_hours)} HOURS"
+    spark.sql(f"VACUUM {table_ref(path)}{retain}")
+    return MaintenanceResult(path, removed, added, _last_metric(spark, path, "VACUUM END", "numDeletedFiles"))
 
 
-def compact_in_key_order(spark: SparkSession, table: DeltaTable, path: str, key_order: Sequence[str]
-                         ) -> tuple[int, int]:
+def _hours(hours: float) -> str:
+    return str(int(hours)) if float(hours).is_integer() else repr(float(hours))
+
+
+def compact_in_key_order(spark: SparkSession, path: str, key_order: Sequence[str]) -> tuple[int, int]:
     """Files removed and added by rewriting the table in key order when it has more than twice the files that
     order needs (each load's MERGE adds a few small files holding keys from all over). OPTIMIZE's compaction
     would merge every file under 1 GB into one, and a MERGE touching any key would then rewrite all of it."""
     def files() -> int:
-        return int(table.detail().first()["numFiles"])  # the snapshot's file count: metadata
+        return int(spark.sql(f"DESCRIBE DETAIL {table_ref(path)}").first()["numFiles"])  # the snapshot's: metadata
     before = files()
     if before <= 2 * max(1, math.ceil(table_row_count(spark, path) / KEY_ORDERED_FILE_ROWS)):
         return 0, 0
@@ -136,7 +140,8 @@ def maintain_tables(spark: SparkSession, paths: Iterable[str], retention_hours: 
                              existing))
 
 
-def _last_metric(table: DeltaTable, operation: str, metric: str) -> int:
-    """A metric of the newest commit of `operation` (commit info: metadata, not data)."""
-    row = table.history(5).where(f"operation = '{operation}'").select("operationMetrics").first()
-    return int(((row[0] or {}) if row else {}).get(metric, 0))
+def _last_metric(spark: SparkSession, path: str, operation: str, metric: str) -> int:
+    """A metric of the newest commit of `operation` among the last 5 (commit info: metadata, not data)."""
+    commits = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT 5").select("operation", "operationMetrics")
+    metrics = next((r["operationMetrics"] for r in commits.collect() if r["operation"] == operation), None)
+    return int((metrics or {}).get(metric, 0))

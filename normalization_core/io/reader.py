@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from functools import reduce
+from pathlib import Path
 from urllib.parse import unquote
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -11,10 +12,13 @@ from pyspark.sql import types as T
 
 from normalization_core.errors import PackageError
 from normalization_core.io.packages import LoadPackage
+from normalization_core.io.storage import Landing
 from normalization_core.transform.raw import CONTENT, FILE, LINE, STREAM, TEXT, split_lines, trim_terminators
 
 _FAILED_FILE = re.compile(r"error while reading file (\S+?)\.?\s")
 _GLOB_CHARS = re.compile(r"[*?\[\]{}]")
+_UNSPLITTABLE = (".gz",)
+"""Compressed files Spark reads in one partition whatever their size (`packages.DATA_SUFFIXES`: `.jsonl.gz`)."""
 
 
 def read_package_lines(spark: SparkSession, package: LoadPackage) -> DataFrame:
@@ -24,23 +28,59 @@ def read_package_lines(spark: SparkSession, package: LoadPackage) -> DataFrame:
     for _, relative in pairs:
         if _GLOB_CHARS.search(str(package.path_of(relative))):
             raise PackageError(package.load_id, "file names may not contain * ? [ ] { }", relative)
-    frames = [read_file_lines(spark, str(package.path_of(rel)), stream, rel) for stream, rel in pairs]
+    unsplit = unsplit_bytes(spark)
+    frames = [read_file_lines(spark, str(package.path_of(rel)), stream, rel, _size(package.path_of(rel)), unsplit)
+              for stream, rel in pairs]
     return reduce(DataFrame.unionByName, frames)
 
 
-def read_file_lines(spark: SparkSession, path: str, stream: str | None, relative: str) -> DataFrame:
+def read_file_lines(spark: SparkSession, path: str, stream: str | None, relative: str, size: int | None = None,
+                    unsplit: int | None = None) -> DataFrame:
     """`(stream, file, line, text)` of one file, numbered from 1 (terminators as `split_lines` has them).
 
     A file Spark reads in one partition (every gzip file, small plain ones) is streamed line by line
-    and numbered by its position in that partition; a plain file Spark would split is read whole and split.
+    and numbered by its position in that partition; a plain file Spark may split is read whole and split.
+    `size`: the file's bytes (else looked up, for a local path); `unsplit`: `unsplit_bytes(spark)`.
     """
     labels = [F.lit(stream).cast("string").alias(STREAM), F.lit(relative).alias(FILE)]
-    streamed = spark.read.option("lineSep", "\n").text(path)
-    if streamed.rdd.getNumPartitions() != 1:  # planning only: lists one file, runs no job
+    if not _one_partition(path, Path(path).stat().st_size if size is None else size,
+                          unsplit_bytes(spark) if unsplit is None else unsplit):
         whole = spark.read.text(path, wholetext=True)
         return split_lines(whole.select(*labels, F.col("value").alias(CONTENT)))
+    streamed = spark.read.option("lineSep", "\n").text(path)
     numbered = streamed.select(*labels, (_position_in_partition() + 1).alias(LINE), F.col("value").alias(TEXT))
     return trim_terminators(numbered)
+
+
+def unsplit_bytes(spark: SparkSession) -> int:
+    """The most bytes of a plain file Spark surely reads as one partition, whatever its parallelism.
+
+    Spark cuts files into splits of `min(maxPartitionBytes, max(openCostInBytes, total bytes / cores))`
+    (`FilePartition.maxSplitBytes`), so a file no larger than both settings is one split, one partition. Read from
+    the session's settings (no RDD, which Spark Connect lacks)."""
+    return min(_bytes(spark.conf.get("spark.sql.files.maxPartitionBytes")),
+               _bytes(spark.conf.get("spark.sql.files.openCostInBytes")))
+
+
+def _one_partition(path: str, size: int, unsplit: int) -> bool:
+    """A gzip file is never split (Hadoop's gzip codec cannot start mid-stream); a plain one up to `unsplit`."""
+    return path.endswith(_UNSPLITTABLE) or size <= unsplit
+
+
+def _size(path: Landing) -> int:
+    return path.stat().st_size if isinstance(path, Path) else path.size()
+
+
+_BYTE_UNITS = {"b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
+               "t": 1 << 40, "tb": 1 << 40, "p": 1 << 50, "pb": 1 << 50}
+
+
+def _bytes(setting: str | None) -> int:
+    """A Spark byte-size setting (`134217728`, `128MB`, `4m`) in bytes."""
+    found = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", setting or "")
+    if found is None or found.group(2).lower() not in {"", *_BYTE_UNITS}:
+        raise ValueError(f"not a byte size: {setting!r}")
+    return int(found.group(1)) * _BYTE_UNITS.get(found.group(2).lower(), 1)
 
 
 def _position_in_partition() -> Column:

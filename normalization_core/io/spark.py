@@ -1,14 +1,20 @@
-"""A Delta-enabled SparkSession built from the configuration's `spark:` section."""
+"""A Delta-enabled SparkSession built from the configuration's `spark:` section.
+
+With `io.class_archive`, the one place that may use what only a classic session has (`sparkContext`, the JVM
+through Py4J): starting a local driver. Each such call is skipped for a Spark Connect session (`is_connect`);
+the rest of the library speaks only the DataFrame API and SQL (tests/normalization_core/test_connect_api.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 from normalization_core.errors import LakenormError
 from normalization_core.io.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
+from normalization_core.io.connect import is_connect
 from normalization_core.io.jars import ensure_delta_jars, ensure_s3_jars
 from normalization_core.io.storage import hadoop_credentials
 
@@ -120,23 +126,39 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if not is_connect(spark):  # a Connect server sets its own log level
+        spark.sparkContext.setLogLevel("ERROR")
     if uses_s3a(conf):
         _join_s3a(spark, conf)
     return spark
 
 
+def running_session() -> SparkSession | None:
+    """The session this thread works with (the active one, else the process's default), classic or Spark
+    Connect; None when there is none (then no JVM was started in this process)."""
+    try:
+        return SparkSession.active()
+    except PySparkRuntimeError:  # NO_ACTIVE_OR_DEFAULT_SESSION
+        return None
+
+
 def _join_s3a(spark: SparkSession, conf: Mapping[str, str]) -> None:
     """A session that already ran when these settings came: S3A settings apply as session settings
-    (Spark copies them into the Hadoop configuration of every read and write); its jars cannot be added."""
+    (Spark copies them into the Hadoop configuration of every read and write); its jars cannot be added. A Spark
+    Connect server has the jars it was started with: only the settings are sent."""
+    if not is_connect(spark):
+        _require_s3a_classes(spark)
+    for key, value in conf.items():
+        if key.startswith(S3A_PREFIX):
+            spark.conf.set(key.removeprefix(_HADOOP_PREFIX), value)
+
+
+def _require_s3a_classes(spark: SparkSession) -> None:
     try:
         spark.sparkContext._jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")  # type: ignore
     except Exception:  # noqa: BLE001 - py4j wraps the ClassNotFoundException
         raise LakenormError("this process's SparkSession was started without the S3A jars (hadoop-aws): start "
                             "it from a configuration with an s3a:// location or an object_store section") from None
-    for key, value in conf.items():
-        if key.startswith(S3A_PREFIX):
-            spark.conf.set(key.removeprefix(_HADOOP_PREFIX), value)
 
 
 @contextmanager
@@ -158,6 +180,9 @@ def recording_session(spark_conf: Mapping[str, str], archive: Path) -> Iterator[
     (`class_archive`): the block's work is what later sessions start with, already loaded."""
     spark = build_spark_session({**spark_conf, DRIVER_JAVA_OPTIONS: recording_options(archive)},
                                 app_name="lakenorm-class-archive")
+    if is_connect(spark):
+        raise LakenormError("a class archive is recorded by a local driver started in this process, not through "
+                            "a Spark Connect server")
     yield spark
     stop_jvm(spark)
 

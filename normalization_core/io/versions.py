@@ -14,14 +14,21 @@ from datetime import datetime, timezone
 from typing import Any
 
 import yaml
-from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
 from normalization_core.conventions import system_names
-from normalization_core.io.delta import MAX_ATTEMPTS, is_delta_table, read_table, with_conflict_retry
+from normalization_core.io.delta import (
+    MAX_ATTEMPTS,
+    is_delta_table,
+    merge_sql,
+    read_table,
+    table_ref,
+    temp_view,
+    with_conflict_retry,
+)
 from normalization_core.io.storage import open_delta_table
 from normalization_core.schema import StreamSchema, schema_document, schema_hash
 
@@ -116,7 +123,9 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema,
         else:
             same = (f"t.{C.VERSIONS_STREAM} = s.{C.VERSIONS_STREAM} AND (t.{C.VERSIONS_HASH} = s.{C.VERSIONS_HASH}"
                     f" OR t.{C.VERSIONS_VERSION} = s.{C.VERSIONS_VERSION})")
-            DeltaTable.forPath(spark, path).alias("t").merge(row.alias("s"), same).whenNotMatchedInsertAll().execute()
+            with temp_view(row) as view:
+                merge_sql(spark, f"MERGE INTO {table_ref(path)} AS t USING {view} AS s ON {same} "
+                                 "WHEN NOT MATCHED THEN INSERT *")
         return StoredVersion(stream, version, version_hash, schema), True
 
     for _ in range(MAX_ATTEMPTS):

@@ -6,8 +6,11 @@ to one history row, and their children (keyed from the parent's row key) are the
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
@@ -60,6 +63,31 @@ class KeyRange:
         column = F.col(f"{table}.`{self.column}`" if table else f"`{self.column}`")
         within = column.between(F.lit(self.low), F.lit(self.high)) if self.low is not None else F.lit(False)
         return within | column.isNull() if self.nulls else within
+
+    def predicate(self, table: str) -> str:
+        """`rows(table)` as SQL (a MERGE's condition), its bounds the literals `F.lit` makes of them."""
+        column = f"{table}.`{self.column.replace('`', '``')}`"
+        within = (f"{column} BETWEEN {sql_literal(self.low)} AND {sql_literal(self.high)}" if self.low is not None
+                  else "FALSE")
+        return f"({within} OR {column} IS NULL)" if self.nulls else within
+
+
+def sql_literal(value: Any) -> str:
+    """A bound of `RANGED_TYPES` as the SQL literal of the type `F.lit` gives it: an integer as INT when it fits,
+    else BIGINT (as `F.lit`); a float as DOUBLE; a `Decimal` with its own precision and scale; a date; a string."""
+    if isinstance(value, bool):
+        raise TypeError("a boolean is no key bound")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value!r}D" if math.isfinite(value) else f"CAST('{value!r}' AS DOUBLE)".replace("inf", "Infinity")
+    if isinstance(value, Decimal):
+        return f"{value:f}BD"
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return f"DATE'{value.isoformat()}'"
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    raise TypeError(f"no SQL literal for a key bound of type {type(value).__name__}")
 
 
 RANGED_TYPES = (T.NumericType, T.StringType, T.DateType)
