@@ -1,6 +1,6 @@
 """A Delta-enabled SparkSession built from the configuration's `spark:` section.
 
-With `io.class_archive`, the one place that may use what only a classic session has (`sparkContext`, the JVM
+With `io.class_archive` and `io.jvm_output`, the one place that may use what only a classic session has (`sparkContext`, the JVM
 through Py4J): starting a local driver. Each such call is skipped for a Spark Connect session (`is_connect`);
 the rest of the library speaks only the DataFrame API and SQL (tests/normalization_core/test_connect_api.py)."""
 from __future__ import annotations
@@ -16,6 +16,7 @@ from normalization_core.errors import LakenormError
 from normalization_core.io.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
 from normalization_core.io.connect import is_connect
 from normalization_core.io.jars import ensure_delta_jars, ensure_s3_jars
+from normalization_core.io.jvm_output import launch_filtered_gateway, quiet_logging_option
 from normalization_core.io.storage import hadoop_credentials
 
 DELTA_CONF = {
@@ -87,6 +88,7 @@ def session_conf(spark_conf: Mapping[str, str], input_bytes: int | None = None) 
     elif "TieredStopAtLevel=1" in driver and "ReservedCodeCacheSize" not in driver:
         # HotSpot then reserves 48 MB for compiled code: a full cache stops the compiler (and failed a load)
         conf["spark.driver.extraJavaOptions"] = f"{driver} -XX:ReservedCodeCacheSize=240m"
+    conf["spark.driver.extraJavaOptions"] = quiet_logging_option(conf["spark.driver.extraJavaOptions"])
     conf.update(DELTA_CONF)
     if "spark.jars.packages" not in conf:
         jars = ensure_delta_jars()
@@ -125,6 +127,7 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
     conf = session_conf(spark_conf, input_bytes)
     for key, value in conf.items():
         builder = builder.config(key, value)
+    launch_filtered_gateway(conf)  # (a process's first classic session: its JVM prints errors only)
     spark = builder.getOrCreate()
     if not is_connect(spark):  # a Connect server sets its own log level
         spark.sparkContext.setLogLevel("ERROR")

@@ -21,6 +21,8 @@ from pipeline_assets.samples import SampleSpec, write_sample_packages
 
 # Two cold drivers share two cores with the other test worker: one core each, and the quick compiler
 # (README, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
+JVM_OUTPUT = re.compile(r"^\s+at [\w$.<>]+\(|^\d\d/\d\d/\d\d \d\d:\d\d:\d\d |^WARNING: |log4j|setLogLevel", re.M)
+"""What the driver JVM prints when left to Spark's defaults: stack frames, log lines, start-up notes."""
 CHILD_SPARK = {"master": "local[1]", "spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2",
                "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
 
@@ -81,6 +83,8 @@ def test_two_processes_normalizing_one_load_id_leave_no_duplicates(spark, config
     racers = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outcomes = [r.communicate(timeout=1200) for r in racers]  # generous: two cold drivers on a loaded machine
     assert [r.returncode for r in racers] == [0, 0], [o[1][-2000:] for o in outcomes]
+    for _, err in outcomes:  # a successful run prints only lakenorm's lines (a racer's retry notes)
+        assert not JVM_OUTPUT.search(err), err[-3000:]
     config = load_config(config_file)
     for table, lines in (("_norm_raw_orders", 300), ("_norm_raw_customers", 50), ("_norm_raw_events", 400)):
         rows = read_table(spark, config.table_path("shop", table))
