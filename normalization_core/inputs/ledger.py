@@ -13,6 +13,7 @@ from pyspark.sql import types as T
 from normalization_core.io.delta import replace_loads
 from normalization_core.io.storage import open_delta_table
 from normalization_core.inputs.listing import FileEntry
+from normalization_core.io.local_rows import local_rows
 
 LEDGER_SCHEMA = T.StructType([
     T.StructField("load_id", T.StringType()),
@@ -46,4 +47,4 @@ def read_ledger(path: str, storage_options: dict[str, str] | None = None) -> dic
 def record_files(spark: SparkSession, path: str, load_id: str, files: Sequence[FileEntry]) -> None:
     """Replace the ledger rows of one load with its files (one commit; running it again changes nothing)."""
     rows = [(load_id, f.path, f.size, f.modified_ms) for f in files]
-    replace_loads(spark.createDataFrame(rows, LEDGER_SCHEMA), path, "load_id", [load_id])
+    replace_loads(local_rows(spark, rows, LEDGER_SCHEMA), path, "load_id", [load_id])

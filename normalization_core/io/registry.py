@@ -17,6 +17,7 @@ from pyspark.sql import types as T
 
 from normalization_core import columns as C
 from normalization_core.io.delta import in_list, is_delta_table, read_table, replace_loads, replace_where
+from normalization_core.io.local_rows import local_rows
 
 REGISTRY_SCHEMA = T.StructType([
     T.StructField(C.LOADS_SOURCE, T.StringType()),
@@ -62,7 +63,7 @@ def record_loads(spark: SparkSession, path: str, load_ids: list[str], records: l
                  streams: Sequence[str] | None = None) -> None:
     """Replace the registry rows of the loads (one per load and stream) in one commit; with `streams`
     (a pass over some streams only), only the rows of those streams: the others' rows stay as they are."""
-    rows = spark.createDataFrame([asdict(r) for r in records], REGISTRY_SCHEMA)
+    rows = local_rows(spark, [asdict(r) for r in records], REGISTRY_SCHEMA)
     if streams is None:
         replace_loads(rows, path, C.LOADS_LOAD_ID, load_ids)
     else:
@@ -86,7 +87,7 @@ def record_dlt_loads(spark: SparkSession, path: str, records: list[LoadRecord]) 
         by_load.setdefault(record.load_id, []).append(record)
     rows = [(load_id, group[0].source, C.DLT_STATUS_LOADED, group[0].normalized_at, load_schema_hash(group))
             for load_id, group in by_load.items()]
-    replace_loads(spark.createDataFrame(rows, DLT_LOADS_SCHEMA), path, C.LOADS_LOAD_ID, list(by_load))
+    replace_loads(local_rows(spark, rows, DLT_LOADS_SCHEMA), path, C.LOADS_LOAD_ID, list(by_load))
 
 
 def load_schema_hash(records: list[LoadRecord]) -> str:

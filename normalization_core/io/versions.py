@@ -31,6 +31,7 @@ from normalization_core.io.delta import (
 )
 from normalization_core.io.storage import open_delta_table
 from normalization_core.schema import StreamSchema, schema_document, schema_hash
+from normalization_core.io.local_rows import local_rows
 
 VERSIONS_SCHEMA = T.StructType([
     T.StructField(C.VERSIONS_STREAM, T.StringType()),
@@ -66,11 +67,11 @@ def _is_dlt(schema: StreamSchema) -> bool:
 def _version_row(spark: SparkSession, schema: StreamSchema, version: int, version_hash: str) -> DataFrame:
     now = datetime.now(timezone.utc)
     if not _is_dlt(schema):
-        return spark.createDataFrame(
-            [(schema["stream"], version, version_hash, schema_yaml(schema), now)], VERSIONS_SCHEMA)
+        row = (schema["stream"], version, version_hash, schema_yaml(schema), now)
+        return local_rows(spark, [row], VERSIONS_SCHEMA)
     text = json.dumps(schema_document(schema), ensure_ascii=False)
-    return spark.createDataFrame([(schema["stream"], version, version_hash, text, now, C.DLT_ENGINE_VERSION,
-                                   schema["stream"])], DLT_VERSIONS_SCHEMA)
+    row = (schema["stream"], version, version_hash, text, now, C.DLT_ENGINE_VERSION, schema["stream"])
+    return local_rows(spark, [row], DLT_VERSIONS_SCHEMA)
 
 
 def _parse_schema(text: str) -> Any:
