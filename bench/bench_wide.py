@@ -1,5 +1,5 @@
 """Benchmark: what a wide load costs (issue 33): a stream of `--columns` columns nested `--depth` deep and
-GitHub-events-like records (~500 columns, 13 tables), each its own load under `dlt` without a catalog.
+GitHub-events-like records (~500 columns, 12 tables), each its own load under `dlt` without a catalog.
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_wide.py [--columns 1000] [--depth 8] [--records 20] \
         [--events 100] [--out bench/out_wide]
