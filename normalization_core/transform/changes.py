@@ -2,9 +2,7 @@
 is a change `{field, NULLED, reason}`."""
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
-from functools import reduce
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -30,12 +28,15 @@ def nulled(field: str, failed: Column, reason: str = TYPECAST_ERROR) -> Column:
 
 
 def meta_column(changes: Sequence[Column]) -> Column:
-    """`_norm_meta` from change candidates; an empty array when nothing changed."""
+    """`_norm_meta` from change candidates; an empty array when nothing changed.
+
+    Every expression is flat (n-ary over the candidates), never a chain as deep as the number of columns: a
+    wide stream's chain of ORs overflowed the driver's stack while Spark converted and analyzed it."""
     empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
     if not changes:
         return F.struct(empty.alias("changes"))
     # Most rows change nothing: the array and its (interpreted) filter are only built for rows that do.
-    changed = reduce(operator.or_, [change.isNotNull() for change in changes])
+    changed = F.coalesce(*changes).isNotNull()
     kept = F.filter(F.array(*changes), lambda change: change.isNotNull())
     return F.struct(F.when(changed, kept).otherwise(empty).alias("changes"))
 

@@ -107,11 +107,17 @@ def discard(frames: dict[str, DataFrame], schema: StreamSchema, discards: Discar
 
 
 def _own_discard(columns: Sequence[str]) -> Column:
-    return reduce(lambda a, b: a | b, (F.col(c).isNotNull() for c in columns), F.lit(False))
+    """Any of `columns` set: one flat expression, not a chain of ORs as deep as the number of columns."""
+    if not columns:
+        return F.lit(False)
+    return F.array_contains(F.array(*[F.col(c).isNotNull() for c in columns]), True)
 
 
 def _values(columns: Sequence[str]) -> Column:
-    return reduce(lambda a, b: a + b, (F.col(c).isNotNull().cast("long") for c in columns), F.lit(0).cast("long"))
+    """How many of `columns` are set: flat (the set ones' count), not a chain of additions."""
+    if not columns:
+        return F.lit(0).cast("long")
+    return F.size(F.filter(F.array(*[F.col(c).isNotNull() for c in columns]), lambda set_: set_)).cast("long")
 
 
 def _of_load(names: SystemNames, load_id: str, load_ids: Sequence[str]) -> Column:

@@ -199,17 +199,26 @@ class _Stage:
     values: list[Column] = field(default_factory=list)
     hidden: list[Column] = field(default_factory=list)
     changes: list[Column] = field(default_factory=list)
+    kinds: dict[tuple[str, ...], Column] = field(default_factory=dict)
+
+    def kind_at(self, path: tuple[str, ...], variant: Column) -> Column:
+        """The value kind of the row's VARIANT at `path`: built once for every column of the path (an inferred
+        column, its variant columns, the uncovered kinds' check), not once per use."""
+        if path not in self.kinds:
+            self.kinds[path] = value_kind(variant)
+        return self.kinds[path]
 
     def add_change(self, change: Column) -> None:
         name = f"{CHANGE_PREFIX}{len(self.hidden)}"
         self.hidden.append(change.alias(name))
         self.changes.append(F.col(name))
 
-    def add_value(self, column: ColumnSchema, source: Column, where: str, given: Column | None = None) -> None:
+    def add_value(self, column: ColumnSchema, source: Column, where: str, given: Column | None = None,
+                  path: tuple[str, ...] = ()) -> None:
         """A typed data column; a scalar's failure is checked later against references to both texts.
-        `given`: the typed value where it is not NULL (the text is NULL there)."""
+        `given`: the typed value where it is not NULL (the text is NULL there); `path`: the source's in the row."""
         if "accepts" in column:
-            self._add_inferred(column, source, where)
+            self._add_inferred(column, source, where, path)
             return
         if column["logical_type"] not in SCALAR_LOGICAL_TYPES:
             typed = type_value(source, column["logical_type"], where, column.get("variants"))
@@ -225,10 +234,10 @@ class _Stage:
         if failed is not None:
             self.changes.append(nulled(where, failed))
 
-    def _add_inferred(self, column: ColumnSchema, source: Column, where: str) -> None:
+    def _add_inferred(self, column: ColumnSchema, source: Column, where: str, path: tuple[str, ...]) -> None:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
         another kind goes to a variant column of the same path, with no change recorded."""
-        kind = value_kind(source)
+        kind = self.kind_at(path, source)
         takes = kind.isin(*column["accepts"])
         if column["logical_type"] == "json":
             self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
@@ -288,8 +297,9 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
     placed = _structural_placements(schema, table, reader)
     for column in table["columns"]:
         value = reader.value_at(tuple(column["path"]))
-        stage.add_value(column, value, field_path(table, column))
-        _add_uncovered(stage, table, column, value, placed.get(tuple(column["path"]), ()))
+        path = tuple(column["path"])
+        stage.add_value(column, value, field_path(table, column), path=path)
+        _add_uncovered(stage, table, column, value, path, placed.get(path, ()))
     if not reader.tree:
         _not_arrays(stage, schema, table, reader)
 
@@ -329,7 +339,7 @@ def _element_values(stage: _Stage, table: TableSchema, element: Column, tree: bo
         scalar = column["logical_type"] in SCALAR_LOGICAL_TYPES and "accepts" not in column
         text = element.try_cast(T.StringType()) if scalar and not tree else element
         stage.add_value(column, text, field_path(table, column))
-        _add_uncovered(stage, table, column, element)
+        _add_uncovered(stage, table, column, element, ())
     if table["element"] == "array" and not table["columns"] and not tree:
         stage.add_change(nulled(".".join(table["json_path"]), _not_an_array(element)))
 
@@ -345,14 +355,14 @@ def _structural_placements(schema: StreamSchema, table: TableSchema, reader: Var
     return placed
 
 
-def _add_uncovered(stage: _Stage, table: TableSchema, column: ColumnSchema, variant: Column,
+def _add_uncovered(stage: _Stage, table: TableSchema, column: ColumnSchema, variant: Column, path: tuple[str, ...],
                    placed: tuple[str, ...] = ()) -> None:
     """NULLED + change for a value no column of its path takes (a kind an evolved schema could not add)."""
     if "accepts" not in column or "variant_of" in column:
         return
     covered = {kind for c in table["columns"] if c["name"] == column["name"] or c.get("variant_of") == column["name"]
                for kind in c["accepts"]} | set(placed)
-    kind = value_kind(variant)
+    kind = stage.kind_at(path, variant)
     stage.add_change(nulled(field_path(table, column), kind.isNotNull() & ~kind.isin(*sorted(covered))))
 
 

@@ -141,11 +141,13 @@ def with_parsed_records(lines: DataFrame, schemas: dict[str, StreamSchema]) -> D
 
 def read_from_variant(lines: DataFrame, streams: Sequence[str]) -> Column:
     """A valid record line that its stream's tree (`with_parsed_records`) did not read cleanly: to count them."""
-    unclean = F.lit(False)
+    unclean: Column | None = None  # one flat CASE over the streams, not a nest as deep as their number
     for stream in streams:
         clean = parsed_columns(stream)[2]
         if clean in lines.columns:
-            unclean = F.when(F.col(STREAM) == stream, ~F.col(clean)).otherwise(unclean)
+            branch = (F.col(STREAM) == stream, ~F.col(clean))
+            unclean = F.when(*branch) if unclean is None else unclean.when(*branch)
+    unclean = F.lit(False) if unclean is None else unclean.otherwise(F.lit(False))
     return (F.col(KIND) == "record") & F.col(ERROR).isNull() & unclean
 
 

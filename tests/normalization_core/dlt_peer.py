@@ -164,3 +164,24 @@ def dlt_contract_outcome(workdir: Path, first: list[dict], second: list[dict], c
             raise
         return found.group(1)
     return None
+
+
+def table_differences(peer: dict[str, Any], names: list[str], table: Any) -> dict[str, Any]:
+    """Where lakenorm's tables (`table(name)`: its DataFrame) differ from dlt's (`peer`, from `run_dlt`), per
+    table of `names`: the data columns whose types differ (lakenorm's, dlt's), else those whose values differ."""
+    found: dict[str, Any] = {}
+    for name in names:
+        ours = table(name)
+        ours_types = data_columns(dict(ours.dtypes))
+        theirs_types = {c: DLT_SPARK_TYPES[t] for c, t in data_columns(peer[name]["types"]).items()}
+        theirs_types.update({c: "bigint" for c in LINKS if c in theirs_types})  # dlt: int64 Arrow, lakenorm: bigint
+        if ours_types != theirs_types:
+            found[name] = {c: (ours_types.get(c), theirs_types.get(c)) for c in sorted(ours_types | theirs_types)
+                           if ours_types.get(c) != theirs_types.get(c)}
+            continue
+        columns = sorted(theirs_types)
+        ours_rows = [row.asDict() for row in ours.collect()]  # a few test rows
+        if comparable(ours_rows, columns) != comparable(peer[name]["rows"], columns):
+            found[name] = [c for c in columns if comparable(ours_rows, [c]) != comparable(peer[name]["rows"], [c])
+                           ] or "rows differ"
+    return found
