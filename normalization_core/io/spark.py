@@ -14,6 +14,7 @@ from pathlib import Path
 from pyspark import SparkContext
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StringType
 
 from normalization_core.errors import LakenormError
 from normalization_core.io.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
@@ -186,6 +187,7 @@ def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
     # pyspark.sql.functions (F.col, ...) build Spark Connect columns only in a process in Connect mode: the
     # environment variable the classic builder sets when given `spark.remote`.
     os.environ[_CONNECT_MODE] = "1"
+    _send_plain_strings()
     spark = _CONNECT_SESSIONS.get(remote)
     if spark is None or spark.is_stopped:  # (Connect's getOrCreate would return a session of any address)
         builder = ConnectSession.builder.remote(remote)
@@ -196,6 +198,32 @@ def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
     if uses_s3a(spark_conf):
         _join_s3a(spark, spark_conf)
     return spark
+
+
+def _send_plain_strings() -> None:
+    """Spark Connect's client sends every `StringType()` with its collation spelled out (`UTF8_BINARY`); the
+    4.2 server then builds an explicitly collated string type, which Delta stores in the table's schema as
+    `string collate UTF8_BINARY`: a type delta-rs (lakenorm's ledger reader, the sensor, other engines) cannot
+    read ("Unsupported Delta table type"). Classic Spark stores `string`. Sent without a collation, the server
+    takes the plain default string type: the client's converter is wrapped to do so, once per process."""
+    from pyspark.sql.connect import expressions, plan
+    from pyspark.sql.connect import types as connect_types
+    from pyspark.sql.connect.proto import types_pb2
+
+    original = connect_types.pyspark_types_to_proto_types
+    if getattr(original, "_lakenorm_plain_strings", False):
+        return
+
+    def to_proto(data_type):  # (nested types recurse through the module's name: this wrapper again)
+        if type(data_type) is StringType and data_type.collation == "UTF8_BINARY":
+            proto = types_pb2.DataType()
+            proto.string.SetInParent()
+            return proto
+        return original(data_type)
+
+    to_proto._lakenorm_plain_strings = True  # type: ignore[attr-defined]
+    for module in (connect_types, plan, expressions):
+        module.pyspark_types_to_proto_types = to_proto  # type: ignore[attr-defined]
 
 
 def running_session() -> SparkSession | None:
