@@ -1,4 +1,4 @@
-"""`lakenorm normalize | tables | schema | rebuild` (SPEC §9): errors are one line on stderr and a non-zero exit.
+"""`lakenorm normalize | tables | schema | rebuild | engine` (SPEC §9): errors are one line on stderr and a non-zero exit.
 
 Commands are data (`Command`): a front end adds its own (the console script adds `demo`) by passing a
 longer tuple to `main`, without reaching into argparse.
@@ -222,6 +222,33 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_engine(args: argparse.Namespace) -> int:
+    """`engine start | status | stop`: the local Spark Connect server (`io.engine`). Its address and Spark
+    settings come from the configuration when there is one (`spark.remote`, `master`, `spark.*`), else
+    sc://127.0.0.1:15002 on local[2]; `--port` and `--host` override the address."""
+    from normalization_core.config import DEFAULT_CONFIG_FILE, CONFIG_ENV
+    from normalization_core.io import engine
+
+    has_config = args.config or os.environ.get(CONFIG_ENV) or os.path.isfile(DEFAULT_CONFIG_FILE)
+    spark_conf = load_config(args.config).spark if has_config else {"master": "local[2]"}
+    host, port = engine.engine_address(spark_conf)
+    host, port = args.host or host, args.port or port
+    if args.action == "start":
+        started = time.time()
+        running = engine.start(spark_conf, host=host, port=port)
+        fresh = running.started >= started
+        print(f"engine: {'started' if fresh else 'already running'} at {running.address} (pid {running.pid}"
+              f"{f', {time.time() - started:.1f} s' if fresh else ''}, log {running.log})")
+    elif args.action == "status":
+        current = engine.status()
+        print(current.text())
+        return 0 if current.state == "running" else 1
+    else:
+        stopped = engine.stop()
+        print(f"engine: stopped (pid {stopped.pid})" if stopped else "engine: not running")
+    return 0
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -245,6 +272,11 @@ CORE_COMMANDS: tuple[Command, ...] = (
     Command("rebuild", "rebuild a stream's typed, history, current and child tables from raw", cmd_rebuild, (
         option("--source", required=True, help="the stream's source"),
         option("--stream", required=True, help="the stream to rebuild"))),
+    Command("engine", "start, check or stop the local Spark Connect engine (spark: {remote: sc://host:port})",
+            cmd_engine, (
+                option("action", choices=("start", "status", "stop")),
+                option("--port", type=int, help="port to listen on (default: spark.remote's, else 15002)"),
+                option("--host", help="address to listen on (default: spark.remote's host, else 127.0.0.1)"))),
 )
 
 

@@ -249,10 +249,20 @@ def _parse_spark(doc: Any, where: str) -> dict[str, str]:
     doc = mapping(doc if doc is not None else {}, where, "'spark'")
     conf = dict(DEFAULT_SPARK)
     for key, value in doc.items():
-        if key != "master" and not str(key).startswith("spark."):
-            raise ConfigError(where, f"unknown key 'spark.{key}': use 'master' or a Spark property 'spark.*'")
+        key = "remote" if key == "spark.remote" else key  # Spark's own name for it
+        if key not in ("master", "remote") and not str(key).startswith("spark."):
+            raise ConfigError(where, f"unknown key 'spark.{key}': use 'master', 'remote' or a Spark property "
+                                     "'spark.*'")
         conf[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
+    if "remote" in conf and not _REMOTE.match(conf["remote"]):
+        raise ConfigError(where, f"spark.remote {conf['remote']!r}: a Spark Connect address "
+                                 "sc://host[:port][/;param=value]")
     return conf
+
+
+_REMOTE = re.compile(r"^sc://[^/:;]+(:[0-9]{1,5})?(/.*)?$")
+"""`spark.remote`: a Spark Connect endpoint (`sc://host:port`, optionally `/;token=...` and other parameters).
+Spark's `local` remote (a server started inside the client process) is not a place lakenorm runs."""
 
 
 def _landing(location: str, base_dir: Path, where: str, store: ObjectStore | None) -> Path | StorePath:

@@ -5,12 +5,16 @@ through Py4J): starting a local driver. Each such call is skipped for a Spark Co
 the rest of the library speaks only the DataFrame API and SQL (tests/normalization_core/test_connect_api.py)."""
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
+from pyspark import SparkContext
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StringType
 
 from normalization_core.errors import LakenormError
 from normalization_core.io.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
@@ -69,6 +73,19 @@ QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=24
 large one 1.7x longer (BENCHMARKS.md), so only for a process that knows its input is small."""
 
 
+REMOTE = "remote"
+"""The `spark:` key naming a Spark Connect endpoint (Spark's `spark.remote`): sessions are then clients of it."""
+DEFAULT_CONNECT_PORT = 15002
+"""Spark Connect's port when `sc://host` names none."""
+
+
+def remote_address(remote: str) -> tuple[str, int]:
+    """(host, port) of a `sc://host[:port][/;params]` address."""
+    authority = remote.removeprefix("sc://").split("/", 1)[0].split(";", 1)[0]
+    host, _, port = authority.partition(":")
+    return host, int(port) if port else DEFAULT_CONNECT_PORT
+
+
 def session_conf(spark_conf: Mapping[str, str], input_bytes: int | None = None) -> dict[str, str]:
     """The full Spark configuration: lakenorm's defaults, then the user's settings. `input_bytes`: what the
     process will read, when it knows; below `SMALL_INPUT_BYTES` its driver JVM starts at the quick compiler,
@@ -80,7 +97,7 @@ def session_conf(spark_conf: Mapping[str, str], input_bytes: int | None = None) 
     for key, value in spark_conf.items():
         if key in _JAVA_OPTIONS:  # the user's JVM options come after lakenorm's (UTC), instead of dropping them
             conf[key] = f"{conf[key]} {value}"
-        elif key != "master":
+        elif key not in ("master", REMOTE):
             conf[key] = value
     driver = conf["spark.driver.extraJavaOptions"]
     if input_bytes is not None and input_bytes < SMALL_INPUT_BYTES and "Tiered" not in driver:
@@ -121,8 +138,11 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
     """Create (or join) the process's SparkSession with Delta Lake enabled (`input_bytes`: see `session_conf`).
 
     Static settings (jars, memory, extensions, JVM options) apply only when this creates the JVM; a session
-    that already runs is reused as it is.
+    that already runs is reused as it is. With `remote` in `spark_conf` the session is a Spark Connect client
+    of that engine (`connect_session`): no JVM starts in this process.
     """
+    if spark_conf.get(REMOTE):
+        return connect_session(spark_conf)
     builder = SparkSession.builder.appName(app_name)
     conf = session_conf(spark_conf, input_bytes)
     for key, value in conf.items():
@@ -136,13 +156,83 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
     return spark
 
 
+_CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+_CONNECT_SESSIONS: dict[str, SparkSession] = {}
+"""This process's Spark Connect client session per address."""
+
+
+def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
+    """A Spark Connect client session of the engine at `spark_conf["remote"]` (`lakenorm engine start`).
+
+    The server's static settings (jars, Delta's extension and catalog, memory, JVM options) are the ones it
+    was started with; the user's `spark.*` settings are sent as session settings, those a server cannot
+    change at run time ignored. Built from Connect's own builder: the classic builder, given `spark.remote`,
+    switches the whole process to Connect mode (`SPARK_CONNECT_MODE_ENABLED`) and refuses while a classic
+    session runs in it."""
+    remote = spark_conf[REMOTE]
+    host, port = remote_address(remote)
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as err:  # Connect's client would retry an absent server for minutes
+        raise LakenormError(f"no Spark Connect engine answers at {remote} ({err.strerror or err}): start it with "
+                            "`lakenorm engine start`, or fix spark.remote in the configuration") from None
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+    except ImportError as err:
+        raise LakenormError(f"a Spark Connect session needs pyspark's connect packages: {err}") from None
+    if SparkContext._active_spark_context is not None:  # type: ignore[attr-defined]
+        raise LakenormError(f"this process already runs a classic local Spark session: it cannot also be a client "
+                            f"of {remote} (pyspark's functions build either classic or Spark Connect columns, "
+                            "per process); use a new process")
+    # pyspark.sql.functions (F.col, ...) build Spark Connect columns only in a process in Connect mode: the
+    # environment variable the classic builder sets when given `spark.remote`.
+    os.environ[_CONNECT_MODE] = "1"
+    _send_plain_strings()
+    spark = _CONNECT_SESSIONS.get(remote)
+    if spark is None or spark.is_stopped:  # (Connect's getOrCreate would return a session of any address)
+        builder = ConnectSession.builder.remote(remote)
+        for key, value in spark_conf.items():
+            if key.startswith("spark.") and not key.startswith(_HADOOP_PREFIX):
+                builder = builder.config(key, value)
+        spark = _CONNECT_SESSIONS[remote] = builder.create()
+    if uses_s3a(spark_conf):
+        _join_s3a(spark, spark_conf)
+    return spark
+
+
+def _send_plain_strings() -> None:
+    """Spark Connect's client sends every `StringType()` with its collation spelled out (`UTF8_BINARY`); the
+    4.2 server then builds an explicitly collated string type, which Delta stores in the table's schema as
+    `string collate UTF8_BINARY`: a type delta-rs (lakenorm's ledger reader, the sensor, other engines) cannot
+    read ("Unsupported Delta table type"). Classic Spark stores `string`. Sent without a collation, the server
+    takes the plain default string type: the client's converter is wrapped to do so, once per process."""
+    from pyspark.sql.connect import expressions, plan
+    from pyspark.sql.connect import types as connect_types
+    from pyspark.sql.connect.proto import types_pb2
+
+    original = connect_types.pyspark_types_to_proto_types
+    if getattr(original, "_lakenorm_plain_strings", False):
+        return
+
+    def to_proto(data_type):  # (nested types recurse through the module's name: this wrapper again)
+        if type(data_type) is StringType and data_type.collation == "UTF8_BINARY":
+            proto = types_pb2.DataType()
+            proto.string.SetInParent()
+            return proto
+        return original(data_type)
+
+    to_proto._lakenorm_plain_strings = True  # type: ignore[attr-defined]
+    for module in (connect_types, plan, expressions):
+        module.pyspark_types_to_proto_types = to_proto  # type: ignore[attr-defined]
+
+
 def running_session() -> SparkSession | None:
     """The session this thread works with (the active one, else the process's default), classic or Spark
     Connect; None when there is none (then no JVM was started in this process)."""
     try:
         return SparkSession.active()
     except PySparkRuntimeError:  # NO_ACTIVE_OR_DEFAULT_SESSION
-        return None
+        return next((s for s in _CONNECT_SESSIONS.values() if not s.is_stopped), None)
 
 
 def _join_s3a(spark: SparkSession, conf: Mapping[str, str]) -> None:
@@ -168,7 +258,11 @@ def _require_s3a_classes(spark: SparkSession) -> None:
 def spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm",
                   input_bytes: int | None = None) -> Iterator[SparkSession]:
     """A session for a block of work, stopped afterwards only if this block started it."""
-    already_running = SparkSession.getActiveSession() is not None
+    remote = spark_conf.get(REMOTE)
+    if remote:
+        already_running = remote in _CONNECT_SESSIONS and not _CONNECT_SESSIONS[remote].is_stopped
+    else:
+        already_running = SparkSession.getActiveSession() is not None
     spark = build_spark_session(spark_conf, app_name, input_bytes)
     try:
         yield spark

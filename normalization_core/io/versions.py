@@ -120,7 +120,7 @@ def record_version(spark: SparkSession, path: str, schema: StreamSchema,
         if not is_delta_table(spark, path):
             # Not `append`: a table another run created since the check above would get a second row for the
             # version; on an existing table this fails (a race), and the retry finds the version or MERGEs.
-            row.write.format("delta").mode("errorifexists").save(path)
+            row.write.format("delta").mode("error").save(path)  # (Connect's client knows no "errorifexists")
         else:
             same = (f"t.{C.VERSIONS_STREAM} = s.{C.VERSIONS_STREAM} AND (t.{C.VERSIONS_HASH} = s.{C.VERSIONS_HASH}"
                     f" OR t.{C.VERSIONS_VERSION} = s.{C.VERSIONS_VERSION})")

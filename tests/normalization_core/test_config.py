@@ -108,6 +108,8 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
     (lambda d: d["sources"][0].update(max_identifier_length=5), "max_identifier_length must be at least 8"),
     (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'spark.driver_memory'"),
+    (lambda d: d.update(spark={"remote": "local"}), "spark.remote 'local': a Spark Connect address sc://host"),
+    (lambda d: d.update(spark={"remote": "127.0.0.1:15002"}), "spark.remote '127.0.0.1:15002': a Spark Connect"),
     (lambda d: d.pop("warehouse"), "missing key 'warehouse'"),
     (lambda d: d.update(sources=[]), "'sources' must be a non-empty list"),
     (lambda d: d.update(object_store={"endpont": "http://h:1"}), "unknown key 'endpont' in 'object_store'"),
@@ -123,6 +125,16 @@ def test_mistakes_are_one_clear_line(tmp_path, change, message):
         parse_config(doc, base_dir=tmp_path)
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("key", ["remote", "spark.remote"])
+def test_a_remote_names_a_spark_connect_engine_beside_the_default_master(tmp_path, key):
+    doc = config_doc(tmp_path)
+    doc["spark"] = {key: "sc://127.0.0.1:15002", "spark.driver.memory": "2g"}
+    spark = parse_config(doc, base_dir=tmp_path).spark
+    assert spark == {"master": "local[2]", "remote": "sc://127.0.0.1:15002", "spark.driver.memory": "2g"}
+    doc["spark"] = {"remote": "sc://engine/;token=abc"}
+    assert parse_config(doc, base_dir=tmp_path).spark["remote"] == "sc://engine/;token=abc"
 
 
 def test_s3a_locations_and_the_object_store_section(tmp_path, monkeypatch):
