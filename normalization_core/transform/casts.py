@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.schema.model import DATE_TIME_TYPES, FieldSchema, UnionVariant
-from normalization_core.transform.changes import nulled
+from normalization_core.transform.changes import nulled, truncated
 from normalization_core.transform.kinds import DATE_ONLY, ISO_DATE, is_present, json_kind
 
 SCALAR_LOGICAL_TYPES = frozenset({"bigint", "decimal", "double", "boolean", "string", "date", "timestamp",
@@ -25,6 +25,7 @@ _HAS_ZONE = r"(?i)\d:\d{2}(:\d{2}([.,]\d*)?)?\s*(z|[+-]\d{1,2}(:?\d{2}){0,2}|[a-
 """A time of day followed by `Z`, an offset or a zone name."""
 _TIME_START = r"^\s*\d{1,2}:\d{2}"
 _NUMBER = r"^\s*[+-]?(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$"
+_MANTISSA = r"^\s*[+-]?([\d.]*)"
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,29 @@ def cast_failed(text: Column, typed: Column, logical_type: str) -> Column | None
     return failed & (F.trim(text) != "") if logical_type in DATE_TIME_TYPES else failed
 
 
+def cast_changes(text: Column, typed: Column, logical_type: str, field: str) -> list[Column]:
+    """The changes typing `text` as `typed` may record: NULLED where the cast failed, TRUNCATED where a double
+    keeps fewer significant digits than the text has (`12345678901234567891.1234567891` as
+    `1.2345678901234567E19`)."""
+    failed = cast_failed(text, typed, logical_type)
+    changes = [] if failed is None else [nulled(field, failed)]
+    if logical_type == "double":
+        changes.append(truncated(field, lost_digits(text, typed)))
+    return changes
+
+
+def lost_digits(text: Column, double: Column) -> Column:
+    """The number text has significant digits the double does not keep. Text of 15 characters or fewer has
+    at most 15 digits, which every double within range keeps; only longer text is compared."""
+    def digits(number: Column) -> Column:
+        return F.regexp_replace(F.regexp_replace(F.regexp_extract(number, _MANTISSA, 1), r"\.", ""), "^0+|0+$", "")
+    long_number = (F.length(text) > 15) & text.rlike(_NUMBER) & double.isNotNull()
+    return long_number & (digits(text) != digits(double.cast(T.StringType())))
+
+
 def type_scalar(text: Column, logical_type: str, field: str) -> Typed:
     typed = cast_scalar(text, logical_type)
-    failed = cast_failed(text, typed, logical_type)
-    return Typed(typed, () if failed is None else (nulled(field, failed),))
+    return Typed(typed, tuple(cast_changes(text, typed, logical_type, field)))
 
 
 def json_text(variant: Column) -> Column:

@@ -8,10 +8,12 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-NULLED = "NULLED"
+NULLED, TRUNCATED = "NULLED", "TRUNCATED"
 OWN_REASON = "DESTINATION_"
 """Reasons of the changes lakenorm makes start so (a producer's own start `SOURCE_`, `PLATFORM_`)."""
 TYPECAST_ERROR = OWN_REASON + "TYPECAST_ERROR"
+FIELD_SIZE_LIMITATION = OWN_REASON + "FIELD_SIZE_LIMITATION"
+"""A value kept in a type too small for it: a number a double holds with fewer digits than were written."""
 CHANGE_TYPE = T.StructType([
     T.StructField("field", T.StringType()),
     T.StructField("change", T.StringType()),
@@ -23,8 +25,17 @@ META_TYPE = T.StructType([T.StructField("changes", T.ArrayType(CHANGE_TYPE))])
 
 def nulled(field: str, failed: Column, reason: str = TYPECAST_ERROR) -> Column:
     """The change struct where `failed` holds, else NULL."""
-    change = F.struct(F.lit(field).alias("field"), F.lit(NULLED).alias("change"), F.lit(reason).alias("reason"))
-    return F.when(failed, change)
+    return _change(field, failed, NULLED, reason)
+
+
+def truncated(field: str, lost: Column) -> Column:
+    """The change struct where the value kept lost part of the one written (`lost`), else NULL."""
+    return _change(field, lost, TRUNCATED, FIELD_SIZE_LIMITATION)
+
+
+def _change(field: str, when: Column, change: str, reason: str) -> Column:
+    struct = F.struct(F.lit(field).alias("field"), F.lit(change).alias("change"), F.lit(reason).alias("reason"))
+    return F.when(when, struct)
 
 
 def meta_column(changes: Sequence[Column]) -> Column:

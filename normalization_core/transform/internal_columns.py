@@ -20,8 +20,9 @@ CORRUPT_RECORD = "#corrupt"
 
 # Typed rows (`nesting`)
 ROW, ELEMENT, INDEX, KEY, PARENT, ROOT, META = "#row", "#element", "#index", "#key", "#parent", "#root", "#meta"
-CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX = "#c", "#t", "#o"
-"""Numbered columns of the typing projections: a change, a scalar's text, a nested object cast once."""
+CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX, KIND_PREFIX = "#c", "#t", "#o", "#v"
+"""Numbered columns of the typing projections: a change, a scalar's text, a nested object cast once, the value
+kind of a path read once."""
 
 # History of `append_dedup` streams (`scd`, `dedup_load`)
 RECORD_HASH = "#record_hash"

@@ -13,7 +13,6 @@ ISO_DATE = r"^\s*[+-]?\d{4,6}-\d{1,2}-\d{1,2}"
 DATE_ONLY = ISO_DATE + r"\s*$"
 _ISO_DATE_TIME = ISO_DATE + r"[T ]\d{1,2}:\d{2}"
 """dlt's iso_timestamp: a date and a time of day (a bare date is not a timestamp)."""
-_INTEGRAL = ("BIGINT", "INT", "SMALLINT", "TINYINT")
 _TOKENS = STRING + r'|[^"]++'
 """A JSON text as strings (escapes included) and the runs between them."""
 _NUMBER_START, _NUMBER_END = r"(?<![\w.+-])", r"(?![\w.])"
@@ -42,24 +41,38 @@ def is_present(variant: Column) -> Column:
 
 def json_kind(variant: Column) -> Column:
     """`integer`, `number`, `string`, `boolean`, `object`, `array`, or NULL for a missing value or JSON null."""
-    schema = F.schema_of_variant(variant)
-    integral = schema.isin(*_INTEGRAL) | schema.rlike(r"^DECIMAL\(\d+,0\)$")
-    return (F.when(~is_present(variant), F.lit(None).cast("string"))
-            .when(schema.startswith("OBJECT"), "object").when(schema.startswith("ARRAY"), "array")
-            .when(schema == "STRING", "string").when(schema == "BOOLEAN", "boolean")
-            .when(integral, "integer").otherwise("number"))
+    return F.when(is_present(variant), F.coalesce(_kind_of_type(variant), F.lit("number")))
 
 
 def value_kind(variant: Column) -> Column:
     """`text`, `bigint`, `decimal`, `double`, `bool`, `timestamp`, `date`, `object`, `array`; NULL for null:
     the JSON kind, with strings told apart by their text and integers by whether a BIGINT holds them."""
-    kind = json_kind(variant)
+    kind = _kind_of_type(variant)
     bigint = F.when(variant.try_cast(T.LongType()).isNotNull(), F.lit("bigint")).otherwise(F.lit("decimal"))
-    return (F.when(kind == "string", string_kind(variant.try_cast(T.StringType())))
+    return (F.when(~is_present(variant), F.lit(None).cast("string"))
+            .when(kind == "string", string_kind(variant.try_cast(T.StringType())))
             .when(kind == "integer", bigint)
-            .when(kind == "number", "double")
-            .when(kind == "boolean", "bool")
-            .otherwise(kind))
+            .otherwise(F.coalesce(_lookup(_VALUE_KINDS, kind), F.lit("double"))))
+
+
+def _kind_of_type(variant: Column) -> Column:
+    """The JSON kind of a present value from its variant type, NULL for a fractional number. One
+    `schema_of_variant` per use: a wide stream types hundreds of columns by kind in one projection."""
+    shape = F.regexp_replace(F.schema_of_variant(variant), _SHAPE, "")
+    return _lookup(_JSON_KINDS, shape)
+
+
+_SHAPE = r"<.*$|\(\d+,0\)$"
+"""What `schema_of_variant` says beyond the shape: an object's or array's members, an integral decimal's size."""
+_JSON_KINDS = {"OBJECT": "object", "ARRAY": "array", "STRING": "string", "BOOLEAN": "boolean",
+               **{integral: "integer" for integral in ("BIGINT", "INT", "SMALLINT", "TINYINT", "DECIMAL")}}
+_VALUE_KINDS = {"boolean": "bool", "object": "object", "array": "array"}
+
+
+def _lookup(table: dict[str, str], key: Column) -> Column:
+    """`table[key]`, NULL where absent (the map is one literal: one call to build, folded by the optimizer)."""
+    pairs = ", ".join(f"'{k}', '{v}'" for k, v in table.items())
+    return F.try_element_at(F.expr(f"map({pairs})"), key)
 
 
 def string_kind(text: Column) -> Column:

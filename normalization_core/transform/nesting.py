@@ -27,7 +27,7 @@ from normalization_core.schema.model import (
 )
 from normalization_core.transform.casts import (
     SCALAR_LOGICAL_TYPES,
-    cast_failed,
+    cast_changes,
     cast_object,
     cast_scalar,
     json_text,
@@ -40,6 +40,7 @@ from normalization_core.transform.internal_columns import (
     ELEMENT,
     INDEX,
     KEY,
+    KIND_PREFIX,
     META,
     OBJECT_PREFIX,
     PARENT,
@@ -194,19 +195,22 @@ def _data_names(table: TableSchema) -> list[str]:
 
 @dataclass
 class _Stage:
-    """Columns of the typing projection and, in order, the changes the meta projection gathers."""
+    """Columns of the kinds and typing projections and, in order, the changes the meta projection gathers."""
 
     values: list[Column] = field(default_factory=list)
     hidden: list[Column] = field(default_factory=list)
     changes: list[Column] = field(default_factory=list)
     kinds: dict[tuple[str, ...], Column] = field(default_factory=dict)
+    kind_names: dict[tuple[str, ...], str] = field(default_factory=dict)
 
     def kind_at(self, path: tuple[str, ...], variant: Column) -> Column:
-        """The value kind of the row's VARIANT at `path`: built once for every column of the path (an inferred
-        column, its variant columns, the uncovered kinds' check), not once per use."""
+        """The value kind of the row's VARIANT at `path`, a column of the kinds projection: computed once for
+        every column of the path (an inferred column, its variant columns, the uncovered kinds' check), and
+        referenced by name, so that no typing expression repeats it."""
+        name = self.kind_names.setdefault(path, f"{KIND_PREFIX}{len(self.kind_names)}")
         if path not in self.kinds:
-            self.kinds[path] = value_kind(variant)
-        return self.kinds[path]
+            self.kinds[path] = value_kind(variant).alias(name)
+        return F.col(name)
 
     def add_change(self, change: Column) -> None:
         name = f"{CHANGE_PREFIX}{len(self.hidden)}"
@@ -230,9 +234,7 @@ class _Stage:
         self.hidden.append(source.alias(text))
         typed = cast_scalar(source, column["logical_type"])
         self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
-        failed = cast_failed(F.col(text), F.col(column["name"]), column["logical_type"])
-        if failed is not None:
-            self.changes.append(nulled(where, failed))
+        self.changes += cast_changes(F.col(text), F.col(column["name"]), column["logical_type"], where)
 
     def _add_inferred(self, column: ColumnSchema, source: Column, where: str, path: tuple[str, ...]) -> None:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
@@ -259,9 +261,9 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
                changes: list[Column] | None = None, tree: bool = False) -> DataFrame:
     """Rows with `ROW` (and, in child tables, `ELEMENT`) -> data columns, `keep` and `META`.
 
-    Three projections, so that Spark keeps each expensive value once: nested objects cast, values
-    typed, changes gathered from references to texts and typed values. `tree`: the rows are read from
-    the tree, where nothing is of the wrong kind.
+    Up to four projections, so that Spark keeps each expensive value once: nested objects cast, the value
+    kinds of inferred columns' paths, values typed, changes gathered from references to texts and typed
+    values. `tree`: the rows are read from the tree, where nothing is of the wrong kind (nor inferred).
     """
     stage = _Stage()
     for change in changes or []:
@@ -273,6 +275,8 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
     else:
         rows, reader = _with_objects(rows, schema, table, keep)
         _object_values(stage, schema, table, reader)
+    if stage.kinds:
+        rows = rows.select("*", *stage.kinds.values())
     typed = rows.select(*keep, *stage.values, *stage.hidden)
     return typed.select(*keep, *_data_names(table), meta_column(stage.changes).alias(META))
 

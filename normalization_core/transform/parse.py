@@ -25,6 +25,12 @@ from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
 
 
+_LONG_NUMBER = r'(?<![\w".])(?=[\d.]{16})\d'
+"""A number of 16 digits or more: the tree reads a `double` column's value as a double (Spark's JSON reader), a
+VARIANT keeps it exactly (up to 38 digits), so a record holding one is read from its VARIANT, where a lost digit
+is seen (`casts.lost_digits`). Text inside a string may match too: such a record merely takes the VARIANT."""
+
+
 class ParsePath(Enum):
     """How a stream's records were read, and so which parse columns its parsed rows hold."""
 
@@ -156,6 +162,12 @@ def _record_columns(parser: TreeParser, schema: StreamSchema, text: Column, is_r
     """`TREE`, `RECORD` and `CLEAN` from the tree's parse and `READABLE`: the VARIANT is parsed and cast only
     for a record the tree did not read cleanly."""
     clean = F.col(READABLE) & parser.is_clean(F.col(parse))
+    if _has_doubles(schema):
+        clean = clean & ~text.rlike(_LONG_NUMBER)
     level = row_level(schema, root_table(schema))
     record = F.when(is_record & ~clean, cast_object(F.try_parse_json(text), level.fields()))
     return [F.when(clean, F.col(parse)).alias(TREE), record.alias(RECORD), clean.alias(CLEAN)]
+
+
+def _has_doubles(schema: StreamSchema) -> bool:
+    return any(column["logical_type"] == "double" for table in schema["tables"] for column in table["columns"])

@@ -13,7 +13,7 @@ from normalization_core.columns import SystemNames
 
 from normalization_core.conventions import system_names
 from normalization_core.schema import schema_from_json_schema
-from normalization_core.transform.nesting import typed_root
+from normalization_core.transform.nesting import typed_root, typed_tables
 from normalization_core.transform.parse import parse_records
 from normalization_core.transform.raw import raw_schema
 
@@ -126,3 +126,28 @@ def test_records_not_readable_as_variant_are_kept_and_reported(spark) -> None:
         ("r0", None, [{"field": "$", "change": "NULLED", "reason": "DESTINATION_SERIALIZATION_ERROR"}]),
         ("r1", 3, []),
     ]
+
+
+def test_numbers_a_double_cannot_hold_are_truncated_with_a_change(spark, load_case) -> None:
+    cases = load_case("typing/number_precision.json")["cases"]
+    lines = [f'{{"id": {i}, "n": {case["text"]}, "items": [{{"n": {case["text"]}}}]}}' for i, case in enumerate(cases)]
+    lines.append('{"id": 99, "n": 2.5, "big": 123456789012345678901234567890}')
+    json_schema = {"type": "object", "properties": {
+        "id": {"type": "integer"}, "n": {"type": "number"}, "big": {"type": "integer", "airbyte_type": "big_integer"},
+        "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "number"}}}}}}
+    schema = schema_from_json_schema("s", json_schema)
+    tables = typed_tables(parse_records(raw_frame(spark, NAMES, lines), NAMES, schema), NAMES, schema)
+    root = {r["id"]: r for r in tables["s"].select("id", F.col("n").cast("string").alias("n"), "big", NAMES.meta)
+            .collect()}
+    child = {r["id"]: r for r in tables["s__items"].join(
+        tables["s"].select("id", F.col(NAMES.row_id(schema["tables"][0])).alias(NAMES.root_id)), NAMES.root_id)
+        .select("id", F.col("n").cast("string").alias("n"), NAMES.meta).collect()}
+    truncated = {"change": "TRUNCATED", "reason": "DESTINATION_FIELD_SIZE_LIMITATION"}
+    for i, case in enumerate(cases):
+        for table, row, field in (("root", root[i], "n"), ("child", child[i], "items.n")):
+            changes = [c.asDict() for c in row[NAMES.meta].changes]
+            nulled = [{"field": field, **CHANGE}] if case["expected"] is None else []
+            assert (row["n"], changes) == (case["expected"], nulled + (
+                [{"field": field, **truncated}] if case["truncated"] else [])), (table, case)
+    assert (root[99]["n"], str(root[99]["big"]), root[99][NAMES.meta].changes) == (
+        "2.5", "123456789012345678901234567890", [])
