@@ -24,7 +24,7 @@ demo: $(STAMP) $(JARS) $(CLASSES)
 
 # Two worker processes, each with its own SparkSession; a test module stays on one worker.
 test: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
-	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder
+	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25
 
 test-fast: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m pytest -m "not slow"

@@ -1,8 +1,8 @@
-"""Benchmark: what a wide load costs (issue 33): a stream of `--columns` columns nested `--depth` deep and
-GitHub-events-like records (~500 columns, 12 tables), each its own load under `dlt` without a catalog.
+"""Benchmark: what a wide load costs (issue 33): a stream of `--columns` columns nested `--depth` deep and 100 real
+GitHub events (dlt's test page: hundreds of columns, 7 tables), each its own load under `dlt` without a catalog.
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_wide.py [--columns 1000] [--depth 8] [--records 20] \
-        [--events 100] [--out bench/out_wide]
+        [--out bench/out_wide]
 
 For each stream:
 - `lakenorm normalize --load-id`, whole process from cold, started as lakenorm starts it for a small input
@@ -89,12 +89,11 @@ def main() -> None:
     parser.add_argument("--columns", type=int, default=1000)
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--records", type=int, default=20, help="records of the deep stream")
-    parser.add_argument("--events", type=int, default=100, help="GitHub-like events")
     parser.add_argument("--out", type=Path, default=BENCH / "out_wide")
     args = parser.parse_args()
     out = args.out.resolve()
     streams = {"deep": [deep_record(i, args.columns, args.depth) for i in range(args.records)],
-               "events": github_events(args.events)}
+               "events": github_events()}
     configs = {stream: prepare(out, stream, records) for stream, records in streams.items()}
     whole = {stream: cold(config) for stream, config in configs.items()}
     spark = build_spark_session(load_config(configs["deep"]).spark, app_name="lakenorm-bench-wide")
@@ -106,7 +105,7 @@ def main() -> None:
     print(f"| stream ({os.cpu_count()} cores) | records | tables | data columns | whole process, cold, s "
           "| warm: inference, s | warm: build DataFrames (driver), s | warm: run (noop writes), s |")
     print("|---|---|---|---|---|---|---|---|")
-    labels = {"deep": f"{args.columns} columns nested {args.depth} deep", "events": "GitHub-like events"}
+    labels = {"deep": f"{args.columns} columns nested {args.depth} deep", "events": "real GitHub events"}
     for stream, m in measured.items():
         print(f"| {labels[stream]} | {len(streams[stream])} | {m['tables']} | {m['columns']} | {whole[stream]:.1f} "
               f"| {m['infer']:.1f} | {m['build']:.1f} | {m['run']:.1f} |")
