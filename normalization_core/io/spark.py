@@ -35,6 +35,9 @@ BASE_CONF = {
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+    # PySpark otherwise records the Python call site of every Column operation in the JVM (a stack walk and ~4
+    # JVM calls each): most of the time spent building a wide stream's typing expressions (BENCHMARKS.md).
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 _JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 # A 2-core, 24 GiB machine: leave room for Dagster's processes beside the driver.
