@@ -10,7 +10,7 @@ from normalization_core import data_checks
 from normalization_core.columns import SystemNames
 from normalization_core.config import LakenormConfig, SourceConfig, load_config
 from normalization_core.conventions import system_names
-from normalization_core.dedup_load import key_ordered_tables
+from normalization_core.dispositions import Disposition, TableCheck
 from normalization_core.errors import ConfigError, LakenormError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.maintenance import (
@@ -29,7 +29,7 @@ from normalization_core.io.versions import latest_versions
 from normalization_core.inputs.settling import settling_text
 from normalization_core.landing import known_streams, landed_packages
 from normalization_core.pipeline import loads_input_bytes, normalize_loads, pending_input_bytes, pending_packages
-from normalization_core.plan import StreamPlan, history_table, output_tables, stream_plans
+from normalization_core.plan import StreamPlan, history_table, key_ordered_tables, output_tables, stream_plans
 from normalization_core.rebuild import rebuild_stream
 from normalization_core.registered import registered_load_ids, registered_results
 from normalization_core.results import LoadResult, StreamResult
@@ -45,7 +45,7 @@ __all__ = [
     # Spark
     "build_spark_session", "ensure_class_archive", "recording_session", "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
-    "Settling", "SourceTables", "StreamPlan", "SystemNames", "history_table", "known_streams", "landed_packages",
+    "Disposition", "Settling", "SourceTables", "StreamPlan", "TableCheck", "SystemNames", "history_table", "known_streams", "landed_packages",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
     "system_names",
     # normalizing and what it returns or registered

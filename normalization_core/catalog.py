@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema
 
-from normalization_core.config import SourceConfig
+from normalization_core.config import SYNC_MODES, SourceConfig
 from normalization_core.errors import ConfigError
 from normalization_core.inputs import source_input
 from normalization_core.stream_settings import StreamSettings
@@ -31,7 +31,7 @@ CATALOG_SCHEMA: dict[str, Any] = {
                 "namespace": {"type": ["string", "null"]},
             }},
             "sync_mode": {"enum": ["full_refresh", "incremental"]},
-            "destination_sync_mode": {"enum": ["append", "overwrite", "append_dedup"]},
+            "destination_sync_mode": {"enum": list(SYNC_MODES)},
             "cursor_field": _PATH,
             "primary_key": {"type": "array", "items": _PATH},
         },

@@ -15,6 +15,14 @@ from pyspark.sql import functions as F
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import TableSchema
 
+ROWS_TYPED = "rows_typed_per_load"
+NO_ORPHANS = "no_orphan_child_rows"
+UNIQUE_KEY = "primary_key_unique"
+ONE_CURRENT = "one_current_version_per_key"
+NO_OVERLAP = "non_overlapping_validity"
+NO_REJECTED = "no_rejected_lines"
+"""The checks' names (a disposition says which of its tables get which: `Disposition.checks`)."""
+
 MAX_OFFENDING = 20
 _KEY = "#key"
 

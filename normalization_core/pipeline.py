@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from normalization_core import columns as C
 from normalization_core.columns import SystemNames
+from normalization_core.dispositions import TypedCounts
 from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.io.delta import is_delta_table, replace_loads, replace_where, run_concurrently
@@ -21,7 +22,6 @@ from normalization_core.io.packages import Discovery, LoadPackage
 from normalization_core.io.reader import unreadable_file
 from normalization_core.io.registry import (
     LoadRecord,
-    is_newest_load,
     normalized_streams,
     record_dlt_loads,
     record_loads,
@@ -39,7 +39,6 @@ from normalization_core.stream_collisions import raw_tables
 from normalization_core.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
 from normalization_core.transform import raw as R
 from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
-from normalization_core.typed_load import TypedCounts, write_typed_tables
 
 
 @dataclass(frozen=True)
@@ -242,16 +241,13 @@ def _typed_writes(spark: SparkSession, tables: SourceTables, packages: list[Load
 def _write_stream_typed(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], lines: DataFrame,
                         stream: str, plan: StreamPlan, counts: dict[str, _Counts]
                         ) -> dict[tuple[str, str], TypedCounts]:
-    """`overwrite` writes the newest of the loads, and only if no newer load was normalized before."""
-    load_ids = _loads_with(packages, stream)
-    if plan.mode == "overwrite":
-        newest = max((p for p in packages if stream in p.streams), key=lambda p: p.arrival_key)
-        if not is_newest_load(spark, tables.registry_path, stream, newest.arrival_key):
-            return {}
-        load_ids = [newest.load_id]
+    """The loads the stream's disposition takes (`overwrite`: the newest, if no newer load was normalized before)."""
+    load_ids = plan.disposition.loads_to_write(spark, tables, stream, [p for p in packages if stream in p.streams])
+    if not load_ids:
+        return {}
     all_clean = not any(counts[load_id].from_variant.get(stream, 0) for load_id in load_ids)
     rows = stream_records(_stream_lines(lines, stream, load_ids), tables.names, stream, all_clean)
-    written = write_typed_tables(spark, tables, plan, rows, load_ids)
+    written = plan.disposition.write(spark, tables, plan, rows, load_ids)
     return {(load_id, stream): n for load_id, n in written.items()}
 
 

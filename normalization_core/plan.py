@@ -8,13 +8,14 @@ graph adds inferred streams' newest stored schemas, read without a JVM, and the 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from normalization_core.catalog import source_catalog, stream_settings
 from normalization_core.stream_settings import StreamSettings
 from normalization_core.columns import SystemNames
 from normalization_core.conventions import CONVENTIONS, system_names
 from normalization_core.config import SourceConfig
+from normalization_core.dispositions import Disposition, disposition
 from normalization_core.errors import ConfigError
 from normalization_core.io.versions import StoredVersion, latest_versions_without_spark
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
@@ -35,6 +36,11 @@ class StreamPlan:
     load_schema: StreamSchema | None = None
     """The schema the load's data needs, when its contract discards part of it (`discards`)."""
     discards: Discards = NO_DISCARDS
+    disposition: Disposition = field(init=False, repr=False, compare=False)
+    """How its tables are written: the plug-in its settings' `destination_sync_mode` names (parsed here, once)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "disposition", disposition(self.settings.destination_sync_mode))
 
     @property
     def tables(self) -> list[str]:
@@ -49,22 +55,22 @@ class StreamPlan:
     def version_hash(self) -> str:
         return schema_hash(self.schema)
 
-    @property
-    def mode(self) -> str:
-        """The write disposition: `append`, `overwrite` or `append_dedup`."""
-        return self.settings.destination_sync_mode
 
 
 def history_table(plan: StreamPlan, names: SystemNames) -> str | None:
-    """The `<root>_scd` history table of an `append_dedup` stream; None for other dispositions."""
-    return names.history_table(plan.tables[0]) if plan.mode == "append_dedup" else None
+    """The stream's history table (`<root>_scd` under `append_dedup`); None for other dispositions."""
+    return plan.disposition.history_table(plan, names)
 
 
 def output_tables(plan: StreamPlan, names: SystemNames) -> list[str]:
     """Every typed table the stream writes: the history first (`append_dedup`), then the root (its current
     table under `append_dedup`), then the child tables, parents before children."""
-    history = history_table(plan, names)
-    return plan.tables if history is None else [history, *plan.tables]
+    return plan.disposition.output_tables(plan, names)
+
+
+def key_ordered_tables(plan: StreamPlan, names: SystemNames) -> dict[str, tuple[str, ...]]:
+    """The stream's tables kept in key order, with their key columns (`append_dedup`: history and current)."""
+    return plan.disposition.key_ordered_tables(plan, names)
 
 
 def stream_plans(source: SourceConfig, stored_in: SourceTables | None = None) -> dict[str, StreamPlan]:

@@ -14,8 +14,8 @@ from pyspark.sql import functions as F
 from normalization_core.catalog import parse_catalog
 from normalization_core.commands import main as cli_main
 from normalization_core.columns import NATIVE as N
-from normalization_core import dedup_load
-from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
+from normalization_core.dispositions import append_dedup as dedup_load
+from normalization_core.dispositions.append_dedup import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
 from normalization_core.io import delta
 from normalization_core.io.delta import MAX_ATTEMPTS, read_table

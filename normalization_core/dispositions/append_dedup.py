@@ -1,4 +1,4 @@
-"""History (`<stream>_scd`), current (`<stream>`) and child tables of an `append_dedup` stream (SPEC §6, §7).
+"""`append_dedup`: history (`<stream>_scd`), current (`<stream>`) and child tables of a stream (SPEC §6, §7).
 
 Per load: the load's versions, plus the history rows of only the keys it touches, are recomputed and applied
 with one MERGE to the history and one to the current table; each child table's rows of the load (the children
@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
+from normalization_core.data_checks import NO_OVERLAP, ONE_CURRENT, UNIQUE_KEY
+from normalization_core.dispositions.base import Disposition, TableCheck, TypedCounts, kept_rows
 from normalization_core.io.delta import (
     TARGET,
     align_deletion_vectors,
@@ -25,14 +28,14 @@ from normalization_core.io.delta import (
     read_table,
     replace_all,
     replace_loads_counted,
+    rows_per_load,
     run_concurrently,
 )
 from normalization_core.errors import ConfigError
-from normalization_core.plan import StreamPlan, history_table, output_tables
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import NO_DISCARDS, Discards
 from normalization_core.schema.model import TableSchema, root_table
-from normalization_core.source_tables import SourceTables
+from normalization_core.stream_settings import resolve_primary_key
 from normalization_core.transform.discard import (
     DiscardedCounts,
     counted_discards,
@@ -55,6 +58,65 @@ from normalization_core.transform.scd import (
     touched,
     with_version_keys,
 )
+
+if TYPE_CHECKING:
+    from normalization_core.plan import StreamPlan
+    from normalization_core.source_tables import SourceTables
+
+
+class AppendDedup(Disposition):
+    """Every version of each key is kept in a history table; the current table holds the newest per key."""
+
+    name = "append_dedup"
+    summary = "every version is kept in the history table; the current table holds the newest per key"
+    root_role = "Current table of stream `{stream}` (newest version of each key)"
+
+    def history_table(self, plan: StreamPlan, names: SystemNames) -> str | None:
+        return names.history_table(plan.tables[0])
+
+    def graph_parent(self, plan: StreamPlan, names: SystemNames, table: str) -> str | None:
+        """The current table and the root's children hang off the history: the current table keeps only the
+        newest version of each key, the children link to history rows (of every version)."""
+        root = plan.tables[0]
+        if table == names.history_table(root):
+            return None
+        return names.history_table(root) if table == root or plan.parents[table] == root else plan.parents[table]
+
+    def key_ordered_tables(self, plan: StreamPlan, names: SystemNames) -> dict[str, tuple[str, ...]]:
+        """The history and current tables (their loads MERGE a range of keys); none when the key is not
+        resolvable (a load of that stream reports it)."""
+        try:
+            keys = scd_columns(plan.settings, root_table(plan.schema)).keys
+        except ConfigError:
+            return {}
+        return {names.history_table(plan.tables[0]): keys, plan.tables[0]: keys}
+
+    def write(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame | RawRecords,
+              load_ids: Sequence[str]) -> dict[str, TypedCounts]:
+        """One load: rows its MERGEs changed per table; several: rows each load holds in each table afterwards."""
+        written = write_dedup_tables(spark, tables, plan, raw_rows, load_ids)
+        discarded = {load_id: {t: d[load_id] for t, d in written.discarded.items()} for load_id in load_ids}
+        if len(load_ids) == 1:
+            return {load_ids[0]: TypedCounts(written.changed, {}, discarded[load_ids[0]])}
+        held = {t: rows_per_load(spark, tables.path(t), tables.names.load_id, load_ids) for t in written.changed}
+        return {load_id: TypedCounts({t: per_load[load_id] for t, per_load in held.items()}, {}, discarded[load_id])
+                for load_id in load_ids}
+
+    def rebuild(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame
+                ) -> dict[str, int]:
+        return rebuild_dedup_tables(spark, tables, plan, raw_rows)
+
+    def own_checks(self, plan: StreamPlan, names: SystemNames) -> list[TableCheck]:
+        """A unique key in the current table (when the key's paths are columns); one current, non-overlapping
+        version per key in the history (table-wide)."""
+        root, history = plan.tables[0], names.history_table(plan.tables[0])
+        try:
+            unique = [TableCheck(UNIQUE_KEY, root)] if resolve_primary_key(plan.settings, root_table(plan.schema)) else []
+        except ConfigError:
+            unique = []
+        return [*unique, TableCheck(ONE_CURRENT, history, root, per_load=False),
+                TableCheck(NO_OVERLAP, history, root, per_load=False)]
+
 
 @dataclass(frozen=True)
 class DedupCounts:
@@ -92,7 +154,7 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
     cols = scd_columns(plan.settings, root_table(plan.schema))
     root, *children = plan.tables
     root_doc = root_table(plan.schema)
-    paths = {t: source_tables.path(t) for t in output_tables(plan, names)}
+    paths = {t: source_tables.path(t) for t in plan.disposition.output_tables(plan, names)}
     history_path = paths[names.history_table(root)]
     props = aligned_properties(spark, source_tables, paths.values())
     incoming = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
@@ -161,11 +223,7 @@ def _child_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, 
     """The child tables' rows of the versions, keyed from each version's history row, without what the
     contract discards (a root row it discards is no version, so its children are not among these)."""
     schema = plan.load_schema or plan.schema
-    frames = {c: child_table(versioned, names, schema, c, VERSION) for c in children}
-    if not plan.discards:
-        return frames
-    flagged = flag_discards(frames, schema, plan.discards, names)
-    return {c: without_discarded(df, c, plan.discards) for c, df in flagged.frames.items()}
+    return kept_rows({c: child_table(versioned, names, schema, c, VERSION) for c in children}, plan, names)
 
 
 def _discarded(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan, load_ids: Sequence[str]
@@ -179,39 +237,26 @@ def _discarded(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan, load
 
 def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
                          raw_rows: DataFrame) -> dict[str, int]:
-    """Replace the stream's history, current and child tables with those of all of `raw_rows` at once."""
+    """Replace the stream's history, current and child tables with those of all of `raw_rows` at once, without
+    what the stream's schema contract discards (as its loads left it out)."""
     names = source_tables.names
     root, *children = plan.tables
-    paths = {t: source_tables.path(t) for t in output_tables(plan, names)}
+    paths = {t: source_tables.path(t) for t in plan.disposition.output_tables(plan, names)}
     props = aligned_properties(spark, source_tables, paths.values())
     keys = scd_columns(plan.settings, root_table(plan.schema)).keys
-    parsed = parse_versions(raw_rows, names, plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
+    parsed = parse_versions(raw_rows, names, plan.load_schema or plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props, order_by=keys)
         history = read_table(spark, paths[names.history_table(root)])
         current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
         writes = [partial(replace_all, current, paths[root], props, order_by=keys)]
         versioned = _with_version(parsed, _version_ids(history, names, root_table(plan.schema)), names)
-        writes += [partial(replace_all, child_table(versioned, names, plan.schema, c, VERSION), paths[c],
-                           props) for c in children]
+        writes += [partial(replace_all, rows, paths[c], props)
+                   for c, rows in _child_rows(versioned, names, plan, children).items()]
         run_concurrently(writes)
     finally:
         parsed.unpersist()
     return {t: read_table(spark, p).count() for t, p in paths.items()}
-
-
-def key_ordered_tables(plan: StreamPlan, names: SystemNames) -> dict[str, tuple[str, ...]]:
-    """The stream's tables kept in key order, with their key columns: an `append_dedup` stream's history and
-    current tables (their loads MERGE a range of keys); none for other streams, or when the key is not
-    resolvable (a load of that stream reports it)."""
-    history = history_table(plan, names)
-    if history is None:
-        return {}
-    try:
-        keys = scd_columns(plan.settings, root_table(plan.schema)).keys
-    except ConfigError:
-        return {}
-    return {history: keys, plan.tables[0]: keys}
 
 
 def aligned_properties(spark: SparkSession, source_tables: SourceTables, paths: Iterable[str]) -> dict[str, str]:
@@ -225,7 +270,7 @@ def aligned_properties(spark: SparkSession, source_tables: SourceTables, paths: 
 def scd_history(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan) -> DataFrame:
     """The history of every key in `parsed` (from `parse_versions`), computed at once."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
-    versions = _versions(parsed, names, plan.schema, cols)
+    versions = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
     return history_rows(versions, names, cols, root_table(plan.schema))
 
 
