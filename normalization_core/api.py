@@ -28,10 +28,17 @@ from normalization_core.io.packages import Settling
 from normalization_core.io.versions import latest_versions
 from normalization_core.inputs.settling import settling_text
 from normalization_core.landing import known_streams, landed_packages
-from normalization_core.pipeline import loads_input_bytes, normalize_loads, pending_input_bytes, pending_packages
+from normalization_core.pipeline import (
+    loads_input_bytes,
+    normalize_loads,
+    normalize_source,
+    pending_input_bytes,
+    pending_packages,
+    source_input_bytes,
+)
 from normalization_core.plan import StreamPlan, history_table, key_ordered_tables, output_tables, stream_plans
-from normalization_core.rebuild import rebuild_stream
-from normalization_core.registered import registered_load_ids, registered_results
+from normalization_core.rebuild import rebuild_source_stream, rebuild_stream
+from normalization_core.registered import registered_load_ids, registered_results, registered_source_results
 from normalization_core.results import LoadResult, StreamResult
 from normalization_core.schema import schema_document
 from normalization_core.schema.model import StreamSchema, TableSchema, find_table, lineage, root_table
@@ -49,8 +56,9 @@ __all__ = [
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
     "system_names",
     # normalizing and what it returns or registered
-    "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "pending_input_bytes", "rebuild_stream",
-    "registered_load_ids", "registered_results",
+    "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "normalize_source", "pending_input_bytes",
+    "rebuild_source_stream", "rebuild_stream", "registered_load_ids", "registered_results",
+    "registered_source_results", "source_input_bytes",
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables

@@ -5,6 +5,7 @@ its streams are `append`, as Airbyte configures a stream by default.
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -40,7 +41,18 @@ CATALOG_SCHEMA: dict[str, Any] = {
 
 
 def load_catalog(path: Path) -> dict[str, StreamSettings]:
-    """Streams of a catalog file by name; an invalid catalog names the stream and the key."""
+    """Streams of a catalog file by name; an invalid catalog names the stream and the key. The file is read and
+    validated once per process while it stays as it is (same modification time and size)."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise ConfigError(str(path), f"catalog is not readable JSON: {exc}") from None
+    return dict(_catalog_file(path, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=64)
+def _catalog_file(path: Path, mtime_ns: int, size: int) -> dict[str, StreamSettings]:
+    """(`mtime_ns`, `size`: the file's version, part of the cache key.)"""
     try:
         doc = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, json.JSONDecodeError) as exc:

@@ -26,14 +26,14 @@ from normalization_core.api import (
     is_delta_table,
     latest_versions,
     load_config,
-    loads_input_bytes,
-    normalize_loads,
+    normalize_source,
     pending_input_bytes,
     pending_packages,
     read_table,
     rebuild_stream,
     schema_document,
     settling_text,
+    source_input_bytes,
     stream_plans,
 )
 
@@ -151,8 +151,8 @@ def normalize_pending(spark: SparkSession, config: LakenormConfig, source: Sourc
 def _loads_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: list[str] | None) -> int | None:
     """What the loads to normalize hold at most (the named ones, else the pending ones), for the JVM's start;
     None when a package cannot be sized."""
-    sizes = [loads_input_bytes(config, source.name, load_ids) if load_ids else pending_input_bytes(config, source.name)
-             for source in sources]
+    sizes = [source_input_bytes(SourceTables(config, source), load_ids) if load_ids
+             else pending_input_bytes(config, source.name) for source in sources]
     return None if None in sizes else sum(sizes)
 
 
@@ -164,7 +164,7 @@ def normalize_and_report(spark: SparkSession, config: LakenormConfig, source: So
         print(f"lakenorm: {err}", file=sys.stderr)
         failed.append(load_id)
 
-    for result in normalize_loads(spark, config, source.name, load_ids, on_error=report):
+    for result in normalize_source(spark, SourceTables(config, source), load_ids, on_error=report):
         print_summary(result)
     return len(failed)
 

@@ -9,7 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
 from normalization_core.config import SourceConfig
 from normalization_core.io.versions import latest_versions_without_spark, record_versions
-from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas, stream_plans
+from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import apply_contract, stream_contract
 from normalization_core.schema.inference import Steering, evolve, infer_schema
@@ -19,13 +19,12 @@ from normalization_core.transform.observed_kinds import observed_types
 from normalization_core.transform.not_null import check_not_null
 
 
-def load_plans(spark: SparkSession, source_tables: SourceTables, streams: Iterable[str],
-               rows_of: Callable[[str], DataFrame]) -> dict[str, StreamPlan]:
+def load_plans(spark: SparkSession, source_tables: SourceTables, catalog_plans: dict[str, StreamPlan],
+               streams: Iterable[str], rows_of: Callable[[str], DataFrame]) -> dict[str, StreamPlan]:
     """Plans of a load's streams, each schema stored as a version (SPEC §5.3): catalog streams from the
-    catalog, the others inferred from `rows_of(stream)` (their raw rows) and evolved from their stored schema,
+    catalog (`catalog_plans`: the source's `stream_plans`, made once per pass), the others inferred from `rows_of(stream)` (their raw rows) and evolved from their stored schema,
     as far as the stream's schema contract lets them (else `ContractViolation`, before any version is stored)."""
     source = source_tables.source
-    catalog_plans = stream_plans(source)
     plans = {s: catalog_plans[s] for s in streams if s in catalog_plans}
     inferred = [s for s in streams if s not in plans and source.convention in TYPED_CONVENTIONS]
     versions = source_tables.versions_path

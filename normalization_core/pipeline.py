@@ -76,7 +76,14 @@ def normalize_load(spark: SparkSession, config: LakenormConfig, source_name: str
 def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: str, load_ids: Sequence[str],
                     on_error: Callable[[str, LakenormError], None] | None = None,
                     streams: Sequence[str] | None = None) -> list[LoadResult]:
-    """Normalize load IDs, several in one pass: one read of their files and one commit per table.
+    """`normalize_source` of the source named `source_name` (the by-name entry of notebooks and tests)."""
+    return normalize_source(spark, SourceTables.of(config, source_name), load_ids, on_error, streams)
+
+
+def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequence[str],
+                     on_error: Callable[[str, LakenormError], None] | None = None,
+                     streams: Sequence[str] | None = None) -> list[LoadResult]:
+    """Normalize load IDs of the source of `tables`, several in one pass: one read of their files and one commit per table.
 
     The result equals normalizing them one by one, except that an inferred stream's schema is inferred from
     all loads of the pass at once (as a rebuild does), not evolved load after load. A package
@@ -87,7 +94,6 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
     `streams`: normalize those streams of the loads only (`stream_subset`); a load without any of them
     gets an empty result and nothing is written for it.
     """
-    tables = SourceTables.of(config, source_name)
     packages = []
     for load_id in dict.fromkeys(load_ids):
         try:
@@ -110,9 +116,13 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
 
 
 def loads_input_bytes(config: LakenormConfig, source_name: str, load_ids: Sequence[str]) -> int | None:
+    """`source_input_bytes` of the source named `source_name`."""
+    return source_input_bytes(SourceTables.of(config, source_name), load_ids)
+
+
+def source_input_bytes(tables: SourceTables, load_ids: Sequence[str]) -> int | None:
     """Bytes of the load packages' files, looked up without Spark (a process that will normalize only these can
     start its JVM for a small input: `build_spark_session(input_bytes=...)`); None when one cannot be found."""
-    tables = SourceTables.of(config, source_name)
     try:
         return _input_bytes([_package(tables, load_id) for load_id in dict.fromkeys(load_ids)])
     except LakenormError:
@@ -173,7 +183,8 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     if not packages:
         return [LoadResult(source.name, w.load_id) for w in wholes]
     raw = {s: t for p in packages for s, t in _raw_tables(source, p).items()}
-    catalog = {s: p.schema for s, p in stream_plans(source).items() if s in raw}
+    catalog_plans = stream_plans(source)  # once per pass: `load_plans` takes them
+    catalog = {s: p.schema for s, p in catalog_plans.items() if s in raw}
     dropped = {w.load_id: sorted(set(w.streams) - set(raw)) for w in wholes}
     classified = _classified_lines(spark, source, packages, dropped)
     lines = with_parsed_records(classified, catalog).persist(StorageLevel.MEMORY_AND_DISK)
@@ -183,7 +194,7 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
         writes.append(partial(_write_quarantine, spark, tables, packages, lines,
                               sum(c.quarantined for c in counts.values()), streams is not None))
         # schemas first: a load a frozen schema contract refuses fails before anything is committed
-        plans = load_plans(spark, tables, list(raw), partial(_stream_rows, lines, names))
+        plans = load_plans(spark, tables, catalog_plans, list(raw), partial(_stream_rows, lines, names))
         typed_writes = _typed_writes(spark, tables, packages, lines, plans, counts)
         # side by side: most of a small table's write is the driver planning and committing, which overlaps
         written = run_concurrently(typed_writes + writes, max_workers=8)

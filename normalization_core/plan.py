@@ -82,7 +82,7 @@ def stream_plans(source: SourceConfig, stored_in: SourceTables | None = None) ->
     if source.convention not in TYPED_CONVENTIONS:
         return {}
     plans = _catalog_plans(source)
-    return plans if stored_in is None else _with_stored_plans(stored_in, plans)
+    return plans if stored_in is None else with_stored_plans(stored_in, plans)
 
 
 def _catalog_plans(source: SourceConfig) -> dict[str, StreamPlan]:
@@ -121,10 +121,10 @@ def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) ->
                                                              f"to table {table!r}; rename one of them")
 
 
-def _with_stored_plans(source_tables: SourceTables, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:
-    """`plans` plus the inferred streams' newest stored schemas, else their `schema_file`'s (streams not loaded
-    yet show their schema file's tables)."""
-    source = source_tables.source
+def with_stored_plans(source_tables: SourceTables, plans: dict[str, StreamPlan]) -> dict[str, StreamPlan]:
+    """`plans` (the catalog's) plus the inferred streams' newest stored schemas, else their `schema_file`'s
+    (streams not loaded yet show their schema file's tables)."""
+    source, plans = source_tables.source, dict(plans)
     stored = {s: v.schema for s, v in _stored_versions(source_tables).items() if v.schema.get("inferred")}
     inferred = {**schema_file_schemas(source), **stored}
     if not inferred:

@@ -14,18 +14,23 @@ from normalization_core.config import LakenormConfig
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.load_plans import load_plans
-from normalization_core.plan import stream_plans
+from normalization_core.plan import stream_plans, with_stored_plans
 from normalization_core.source_tables import SourceTables
 
 
 def rebuild_stream(spark: SparkSession, config: LakenormConfig, source_name: str, stream: str) -> dict[str, int]:
+    """`rebuild_source_stream` of the source named `source_name`."""
+    return rebuild_source_stream(spark, SourceTables.of(config, source_name), stream)
+
+
+def rebuild_source_stream(spark: SparkSession, tables: SourceTables, stream: str) -> dict[str, int]:
     """Replace every typed table of `stream` with what its normalized loads' raw rows give; rows per table.
 
     Only loads the registry lists as normalized count (a load absent from it did not complete).
     """
-    tables = SourceTables.of(config, source_name)
     source, names = tables.source, tables.names
-    known = stream_plans(source, stored_in=tables).get(stream)  # an inferred stream: its newest stored schema
+    catalog_plans = stream_plans(source)
+    known = with_stored_plans(tables, catalog_plans).get(stream)  # an inferred stream: its newest stored schema
     if known is None:
         raise ConfigError(f"source {source.name!r}", f"stream {stream!r} has no typed tables to rebuild "
                                                      "(it is not in the catalog and has no stored schema)")
@@ -36,7 +41,7 @@ def rebuild_stream(spark: SparkSession, config: LakenormConfig, source_name: str
     loads = known.disposition.loads_to_rebuild(_normalized_loads(spark, tables, stream))
     raw = read_table(spark, raw_path).join(loads.select(F.col(C.LOADS_LOAD_ID).alias(names.load_id)),
                                            names.load_id, "left_semi")
-    plan = load_plans(spark, tables, [stream], lambda _: raw)[stream]
+    plan = load_plans(spark, tables, catalog_plans, [stream], lambda _: raw)[stream]
     return plan.disposition.rebuild(spark, tables, plan, raw)
 
 

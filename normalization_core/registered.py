@@ -16,9 +16,14 @@ from normalization_core.source_tables import SourceTables
 
 def registered_results(spark: SparkSession, config: LakenormConfig, source_name: str, load_ids: Sequence[str],
                        streams: Sequence[str]) -> list[LoadResult]:
+    """`registered_source_results` of the source named `source_name`."""
+    return registered_source_results(spark, SourceTables.of(config, source_name), load_ids, streams)
+
+
+def registered_source_results(spark: SparkSession, tables: SourceTables, load_ids: Sequence[str],
+                              streams: Sequence[str]) -> list[LoadResult]:
     """Per load ID, its registered (normalized) streams among `streams` with their line and row counts,
     and its quarantined lines; a load the registry does not list has no streams."""
-    tables = SourceTables.of(config, source_name)
     source, names, path = tables.source, tables.names, tables.registry_path
     rows = [] if not is_delta_table(spark, path) else (
         read_table(spark, path)

@@ -13,11 +13,11 @@ from normalization_core.api import (
     StreamPlan,
     find_table,
     known_streams,
-    loads_input_bytes,
-    normalize_loads,
+    normalize_source,
     raw_schema,
     registered_load_ids,
-    registered_results,
+    registered_source_results,
+    source_input_bytes,
     stream_plans,
     system_names,
 )
@@ -125,7 +125,7 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         selected = sorted({stream_of[k] for k in context.selected_asset_keys})
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
         loads = run_load_ids(context)
-        spark.start(loads_input_bytes(config, source.name, loads) if loads and selected else None)
+        spark.start(source_input_bytes(tables, loads) if loads and selected else None)
         results = run_streams(context, spark.spark, tables, loads, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
@@ -152,16 +152,15 @@ def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, tables: 
     of its tables writes all of them; other streams are neither read nor written); `checked` streams (checks
     selected without their assets) are only read back from the registry, for their checks. A run without
     partitions (table-wide checks alone) checks every registered load."""
-    config, source = tables.config, tables.source
+    source = tables.source
     loads = run_loads or registered_load_ids(spark, tables)
     results = []
     if selected:
         context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")
-        results = normalize_loads(spark, config, source.name, loads,
-                                  streams=None if selected == sorted(streams) else selected)
+        results = normalize_source(spark, tables, loads, streams=None if selected == sorted(streams) else selected)
     if checked:
         context.log.info(f"checking loads {', '.join(loads)} of source {source.name}, streams {', '.join(checked)}")
-        results = merge_results(results, registered_results(spark, config, source.name, loads, checked))
+        results = merge_results(results, registered_source_results(spark, tables, loads, checked))
     return results
 
 
@@ -220,7 +219,7 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
     jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), job)
-    rebuild = rebuild_job(config, source, [s for s in streams if s in plans])
+    rebuild = rebuild_job(tables, [s for s in streams if s in plans])
     system = system_table_assets(config, source)
     return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],
                           schedules=schedules,
