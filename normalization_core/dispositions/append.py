@@ -13,8 +13,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from normalization_core.checks.data_checks import ROWS_TYPED
 from normalization_core.columns import SystemNames
-from normalization_core.data_checks import ROWS_TYPED
 from normalization_core.dispositions.base import Disposition, TableCheck, TypedCounts, kept_rows
 from normalization_core.io.delta import read_table, replace_all, replace_loads, run_concurrently
 from normalization_core.transform.counts import load_counts, nulled_by_load, observe_loads
@@ -23,8 +23,8 @@ from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import RawRecords, parse_records
 
 if TYPE_CHECKING:
-    from normalization_core.plan import StreamPlan
-    from normalization_core.source_tables import SourceTables
+    from normalization_core.plans.stream_plans import StreamPlan
+    from normalization_core.plans.source_tables import SourceTables
 
 
 class Append(Disposition):

@@ -15,9 +15,11 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from normalization_core.checks.data_checks import NO_OVERLAP, ONE_CURRENT, UNIQUE_KEY
 from normalization_core.columns import SystemNames
-from normalization_core.data_checks import NO_OVERLAP, ONE_CURRENT, UNIQUE_KEY
+from normalization_core.schema.stream_settings import resolve_primary_key
 from normalization_core.dispositions.base import Disposition, TableCheck, TypedCounts, kept_rows
+from normalization_core.errors import ConfigError
 from normalization_core.io.delta import (
     TARGET,
     align_deletion_vectors,
@@ -31,19 +33,17 @@ from normalization_core.io.delta import (
     rows_per_load,
     run_concurrently,
 )
-from normalization_core.errors import ConfigError
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import NO_DISCARDS, Discards
 from normalization_core.schema.model import TableSchema, root_table
-from normalization_core.stream_settings import resolve_primary_key
 from normalization_core.transform.discard import (
     DiscardedCounts,
     counted_discards,
     flag_discards,
     without_discarded,
 )
-from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.internal_columns import DELETE, RECORD_HASH, VERSION
+from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.scd import (
     KeyRange,
@@ -60,8 +60,8 @@ from normalization_core.transform.scd import (
 )
 
 if TYPE_CHECKING:
-    from normalization_core.plan import StreamPlan
-    from normalization_core.source_tables import SourceTables
+    from normalization_core.plans.stream_plans import StreamPlan
+    from normalization_core.plans.source_tables import SourceTables
 
 
 class AppendDedup(Disposition):

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
 
+from normalization_core.checks.data_checks import NO_ORPHANS
 from normalization_core.columns import SystemNames
-from normalization_core.data_checks import NO_ORPHANS
-from normalization_core.io.packages import LoadPackage
+from normalization_core.io.load_packages import LoadPackage
 from normalization_core.transform.counts import NulledCounts
 from normalization_core.transform.discard import DiscardedCounts, flag_discards, without_discarded
 from normalization_core.transform.parse import RawRecords
 
 if TYPE_CHECKING:  # plans carry a disposition: imported for annotations only
-    from normalization_core.plan import StreamPlan
-    from normalization_core.source_tables import SourceTables
+    from normalization_core.plans.stream_plans import StreamPlan
+    from normalization_core.plans.source_tables import SourceTables
 
 
 @dataclass(frozen=True)

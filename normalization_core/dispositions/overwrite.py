@@ -9,11 +9,11 @@ from pyspark.sql import functions as F
 
 from normalization_core import columns as C
 from normalization_core.dispositions.append import Append
-from normalization_core.io.packages import LoadPackage
+from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.registry import is_newest_load
 
 if TYPE_CHECKING:
-    from normalization_core.source_tables import SourceTables
+    from normalization_core.plans.source_tables import SourceTables
 
 
 class Overwrite(Append):

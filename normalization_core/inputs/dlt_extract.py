@@ -18,13 +18,13 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from normalization_core.stream_settings import StreamSettings
-from normalization_core.config import SourceConfig
-from normalization_core.io.packages import LOAD_ID_PATTERN, LoadPackage, RejectedPackage
-from normalization_core.io.reader import read_package_lines
+from normalization_core.configuration.config import SourceConfig
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms
-from normalization_core.io.storage import Landing, StorePath
 from normalization_core.inputs.listing import FileEntry, list_files, read_text
+from normalization_core.io.load_packages import LOAD_ID_PATTERN, LoadPackage, RejectedPackage
+from normalization_core.io.reader import read_package_lines
+from normalization_core.io.storage import Landing, StorePath
 from normalization_core.transform import raw as R
 from normalization_core.transform.json_text import array_elements
 

@@ -23,7 +23,7 @@ ROW, ELEMENT, INDEX, KEY, PARENT, ROOT, META = "#row", "#element", "#index", "#k
 CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX = "#c", "#t", "#o"
 """Numbered columns of the typing projections: a change, a scalar's text, a nested object cast once."""
 
-# History of `append_dedup` streams (`scd`, `dedup_load`)
+# History of `append_dedup` streams (`scd`, `dispositions.append_dedup`)
 RECORD_HASH = "#record_hash"
 """sha256 of the record's canonical JSON."""
 DELETE = "#delete"

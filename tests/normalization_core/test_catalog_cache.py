@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from normalization_core import catalog as catalog_module
-from normalization_core.catalog import load_catalog
+from normalization_core.configuration import catalog as catalog_module
+from normalization_core.configuration.catalog import load_catalog
 
 
 def _catalog(mode: str) -> dict:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normalization_core import commands
-from normalization_core.config import load_config
+from lakenorm_app import commands
+from lakenorm_app.samples import SampleSpec, write_sample_packages
+from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
-from pipeline_assets.samples import SampleSpec, write_sample_packages
 
 # Two cold drivers share two cores with the other test worker: one core each, and the quick compiler
 # (README, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
@@ -78,7 +78,7 @@ def test_two_processes_normalizing_one_load_id_leave_no_duplicates(spark, config
     doc = yaml.safe_load(config_file.read_text())
     doc["spark"] = CHILD_SPARK
     config_file.write_text(yaml.safe_dump(doc))
-    command = [sys.executable, "-m", "normalization_core.commands", "--config", str(config_file),
+    command = [sys.executable, "-m", "lakenorm_app.commands", "--config", str(config_file),
                "normalize", "--load-id", load_id]
     racers = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outcomes = [r.communicate(timeout=1200) for r in racers]  # generous: two cold drivers on a loaded machine

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.config import SYNC_MODES
-from normalization_core.data_checks import NO_ORPHANS, NO_OVERLAP, ONE_CURRENT, ROWS_TYPED, UNIQUE_KEY
+from normalization_core.checks.data_checks import NO_ORPHANS, NO_OVERLAP, ONE_CURRENT, ROWS_TYPED, UNIQUE_KEY
+from normalization_core.configuration.config import SYNC_MODES
 from normalization_core.dispositions import DISPOSITIONS, AppendDedup, Overwrite, TableCheck, disposition
 from normalization_core.errors import ConfigError
-from normalization_core.plan import stream_plans
+from normalization_core.plans.stream_plans import stream_plans
 from tests.normalization_core.test_plan import sample_tables
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.rebuild import rebuild_stream
+from normalization_core.passes.rebuild import rebuild_stream
 
 from tests.normalization_core.test_dlt_schema_settings import lakenorm_stream_settings
 from tests.normalization_core.test_schema_contract_discards import normalize_both_loads

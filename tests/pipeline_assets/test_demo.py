@@ -4,10 +4,10 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
+from lakenorm_app.cli import main
+from lakenorm_app.demo import run_demo
+from lakenorm_app.samples import SampleSpec
 from normalization_core.io.delta import read_table
-from pipeline_assets.cli import main
-from pipeline_assets.demo import run_demo
-from pipeline_assets.samples import SampleSpec
 
 
 @pytest.mark.slow

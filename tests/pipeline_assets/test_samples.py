@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pipeline_assets.samples import SampleSpec, sample_catalog, write_catalog, write_sample_packages
+from lakenorm_app.samples import SampleSpec, sample_catalog, write_catalog, write_sample_packages
 
 SMALL = dict(packages=3, orders=40, customers=15, events=30, seed=11)
 LOAD_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"

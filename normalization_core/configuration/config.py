@@ -4,30 +4,30 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
 
-from normalization_core.conventions import CONVENTIONS, DEFAULT_CONVENTION
-from normalization_core.config_checks import boolean, choice, entries, mapping, no_unknown_keys
-from normalization_core.errors import ConfigError
-from normalization_core.schema_config import (
+from normalization_core.configuration.schema_settings import (
     ColumnHint,
-    SchemaContract,
     SchemaSettings,
     parse_column_hints,
     parse_contract,
     parse_settings,
 )
+from normalization_core.configuration.validation import boolean, choice, entries, mapping, no_unknown_keys
+from normalization_core.errors import ConfigError
+from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
+from normalization_core.naming.conventions import CONVENTIONS, DEFAULT_CONVENTION
+from normalization_core.schema.contract import SchemaContract
 from normalization_core.schema.model import StreamSchema
 from normalization_core.schema.schema_file import read_schema_file
-from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
 
 SyncMode = Literal["append", "overwrite", "append_dedup"]
-InputKind = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
-INPUT_KINDS: tuple[str, ...] = get_args(InputKind)
+InputKindName = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
+INPUT_KINDS: tuple[str, ...] = get_args(InputKindName)
 DEFAULT_SETTLE_SECONDS = 60
 SYNC_MODES: tuple[str, ...] = get_args(SyncMode)
 DEFAULT_CONFIG_FILE = "lakenorm.yaml"
@@ -68,7 +68,7 @@ class SourceConfig:
     max_identifier_length: int = 255
     max_table_nesting: int = 1000
     streams: dict[str, StreamOverride] = field(default_factory=dict)
-    input: InputKind = "packages"
+    input: InputKindName = "packages"
     """What the landing holds (SPEC §2.4): an input kind of `normalization_core.inputs`."""
     settle_seconds: int = DEFAULT_SETTLE_SECONDS
     """Producer files (not `packages`) modified less than this long ago are still being written: skipped."""
@@ -309,3 +309,7 @@ def _non_negative_int(doc: dict, key: str, default: int, where: str) -> int:
     return value
 
 
+def stream_contract(source: SourceConfig, stream: str) -> SchemaContract:
+    """The source's schema contract with the stream's own modes over it."""
+    override = source.streams.get(stream)
+    return replace(source.schema_contract, **override.schema_contract) if override else source.schema_contract

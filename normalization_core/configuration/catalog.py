@@ -13,10 +13,10 @@ from typing import Any
 
 import jsonschema
 
-from normalization_core.config import SYNC_MODES, SourceConfig
+from normalization_core.configuration.config import SYNC_MODES, SourceConfig
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.errors import ConfigError
 from normalization_core.inputs import source_input
-from normalization_core.stream_settings import StreamSettings
 
 _PATH = {"type": "array", "items": {"type": "string"}}
 CATALOG_SCHEMA: dict[str, Any] = {
@@ -83,7 +83,7 @@ def parse_catalog(doc: Any, where: str = "catalog") -> dict[str, StreamSettings]
     return streams
 
 
-def stream_settings(source: SourceConfig, catalog: dict[str, StreamSettings], stream: str) -> StreamSettings:
+def configured_settings(source: SourceConfig, catalog: dict[str, StreamSettings], stream: str) -> StreamSettings:
     """The catalog's settings for a stream with the configuration's overrides applied."""
     settings = catalog.get(stream) or StreamSettings(name=stream, json_schema=None)
     override = source.streams.get(stream)

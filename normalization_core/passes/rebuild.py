@@ -10,12 +10,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core import columns as C
-from normalization_core.config import LakenormConfig
+from normalization_core.configuration.config import LakenormConfig
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.load_plans import load_plans
-from normalization_core.plan import stream_plans, with_stored_plans
-from normalization_core.source_tables import SourceTables
+from normalization_core.plans.load_plans import load_plans
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import stream_plans, with_stored_plans
 
 
 def rebuild_stream(spark: SparkSession, config: LakenormConfig, source_name: str, stream: str) -> dict[str, int]:

@@ -1,10 +1,10 @@
 """What a source's landing holds, read without normalizing: its complete packages and its streams."""
 from __future__ import annotations
 
-from normalization_core.catalog import source_catalog
-from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.configuration.catalog import source_catalog
+from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.inputs import source_input
-from normalization_core.io.packages import Discovery
+from normalization_core.io.load_packages import Discovery
 
 
 def landed_packages(config: LakenormConfig, source: SourceConfig) -> Discovery:

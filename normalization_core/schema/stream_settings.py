@@ -1,7 +1,8 @@
-"""How one stream is typed and written: what a catalog, an input's own schemas and the configuration say.
+"""How one stream is typed and written: the settings document a catalog, an input's own schemas and the
+configuration fill in (`configuration.catalog.configured_settings`).
 
-Its own module so that input kinds (which may bring stream settings) and the catalog (which falls back
-on them) both import it without importing each other.
+A document of the schema layer, beside the schema it types: input kinds (which may bring stream settings), the
+catalog, the plans and the transforms all read it, and it imports no configuration.
 """
 from __future__ import annotations
 

@@ -6,24 +6,24 @@ from collections.abc import Callable, Iterable
 
 from pyspark.sql import DataFrame, SparkSession
 
-from normalization_core.catalog import StreamSettings, source_catalog, stream_settings
-from normalization_core.config import SourceConfig
+from normalization_core.checks.not_null import check_not_null
+from normalization_core.configuration.catalog import StreamSettings, configured_settings, source_catalog
+from normalization_core.configuration.config import SourceConfig, stream_contract
 from normalization_core.io.versions import latest_versions_without_spark, record_versions
-from normalization_core.plan import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas
 from normalization_core.schema import StreamSchema
-from normalization_core.schema.contract import apply_contract, stream_contract
+from normalization_core.schema.contract import apply_contract
 from normalization_core.schema.inference import Steering, evolve, infer_schema
 from normalization_core.schema.schema_file import with_stored_additions
-from normalization_core.source_tables import SourceTables
 from normalization_core.transform.observed_kinds import observed_types
-from normalization_core.transform.not_null import check_not_null
 
 
 def load_plans(spark: SparkSession, source_tables: SourceTables, catalog_plans: dict[str, StreamPlan],
                streams: Iterable[str], rows_of: Callable[[str], DataFrame]) -> dict[str, StreamPlan]:
     """Plans of a load's streams, each schema stored as a version (SPEC §5.3): catalog streams from the
-    catalog (`catalog_plans`: the source's `stream_plans`, made once per pass), the others inferred from `rows_of(stream)` (their raw rows) and evolved from their stored schema,
-    as far as the stream's schema contract lets them (else `ContractViolation`, before any version is stored)."""
+    catalog (`catalog_plans`: the source's `stream_plans`, made once per pass), the others inferred from
+    `rows_of(stream)` (their raw rows) and evolved from their stored schema, as far as the stream's schema contract lets them (else `ContractViolation`, before any version is stored)."""
     source = source_tables.source
     plans = {s: catalog_plans[s] for s in streams if s in catalog_plans}
     inferred = [s for s in streams if s not in plans and source.convention in TYPED_CONVENTIONS]
@@ -32,7 +32,7 @@ def load_plans(spark: SparkSession, source_tables: SourceTables, catalog_plans: 
     catalog = source_catalog(source)
     for stream in inferred:
         previous = starting_schema(source, stream, stored[stream].schema if stream in stored else None)
-        plans[stream] = inferred_plan(source_tables, stream_settings(source, catalog, stream), previous,
+        plans[stream] = inferred_plan(source_tables, configured_settings(source, catalog, stream), previous,
                                       rows_of(stream))
     combined = distinct_plans(source, {**catalog_plans, **plans})
     plans = {stream: combined[stream] for stream in plans}

@@ -14,11 +14,14 @@ from pyspark.sql import functions as F
 
 from normalization_core import columns as C
 from normalization_core.columns import SystemNames
+from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.dispositions import TypedCounts
-from normalization_core.config import LakenormConfig, SourceConfig
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
+from normalization_core.inputs import source_input
+from normalization_core.inputs.base import ledger_path
+from normalization_core.inputs.ledger import record_files
 from normalization_core.io.delta import is_delta_table, replace_loads, replace_where, run_concurrently
-from normalization_core.io.packages import Discovery, LoadPackage
+from normalization_core.io.load_packages import Discovery, LoadPackage
 from normalization_core.io.reader import unreadable_file
 from normalization_core.io.registry import (
     LoadRecord,
@@ -28,15 +31,12 @@ from normalization_core.io.registry import (
 )
 from normalization_core.io.spark import small_input_conf
 from normalization_core.io.storage import Landing, StorePath
-from normalization_core.inputs import source_input
-from normalization_core.inputs.base import ledger_path
-from normalization_core.inputs.ledger import record_files
-from normalization_core.load_plans import load_plans
-from normalization_core.plan import StreamPlan, stream_plans
-from normalization_core.results import LoadResult, StreamResult
-from normalization_core.source_tables import SourceTables
-from normalization_core.stream_collisions import raw_tables
-from normalization_core.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
+from normalization_core.passes.results import LoadResult, StreamResult
+from normalization_core.passes.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
+from normalization_core.plans.load_plans import load_plans
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import StreamPlan, stream_plans
+from normalization_core.plans.table_names import raw_tables
 from normalization_core.transform import raw as R
 from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
 
@@ -83,7 +83,8 @@ def normalize_loads(spark: SparkSession, config: LakenormConfig, source_name: st
 def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequence[str],
                      on_error: Callable[[str, LakenormError], None] | None = None,
                      streams: Sequence[str] | None = None) -> list[LoadResult]:
-    """Normalize load IDs of the source of `tables`, several in one pass: one read of their files and one commit per table.
+    """Normalize load IDs of the source of `tables`, several in one pass: one read of their files and one commit
+    per table.
 
     The result equals normalizing them one by one, except that an inferred stream's schema is inferred from
     all loads of the pass at once (as a rebuild does), not evolved load after load. A package

@@ -4,7 +4,7 @@ Under `airbyte` they are disambiguated as Airbyte's table name registry does: ev
 name gets Airbyte's hashed name (`<stream>_<3-hex sha1>` for a root, `<parent>_<hash>_<child>` for a
 nested table, the hash over the stream's namespace and JSON path), and the collision is recorded in
 each stream's schema (`collisions`, `table: null`), hence in the schema versions and the run metadata.
-Under `native` and `dlt` such streams are still refused (`plan.check_distinct_tables`).
+Under `native` and `dlt` such streams are still refused (`stream_plans.check_distinct_tables`).
 """
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
-from normalization_core.catalog import source_catalog
-from normalization_core.config import SourceConfig
+from normalization_core.configuration.catalog import source_catalog
+from normalization_core.configuration.config import SourceConfig
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.naming import AirbyteNaming
-from normalization_core.conventions import CONVENTIONS, get_convention, system_names
 from normalization_core.naming.airbyte import hash_json_path, transform_standard_naming
+from normalization_core.naming.conventions import CONVENTIONS, get_convention, system_names
 from normalization_core.schema.model import CollisionDoc, StreamSchema, TableSchema
-from normalization_core.stream_settings import StreamSettings
 
 
 class Planned(Protocol):
-    """What renaming needs of a stream's plan (`plan.StreamPlan`, a dataclass: renamed with `replace`)."""
+    """What renaming needs of a stream's plan (`stream_plans.StreamPlan`, a dataclass: renamed with `replace`)."""
 
     @property
     def settings(self) -> StreamSettings: ...

@@ -6,13 +6,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from normalization_core.commands import CORE_COMMANDS, Command, option
-from normalization_core.commands import main as run_commands
-from pipeline_assets.samples import SampleSpec
+from lakenorm_app.commands import CORE_COMMANDS, Command, option
+from lakenorm_app.commands import main as run_commands
+from lakenorm_app.samples import SampleSpec
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pipeline_assets.demo import run_demo  # Dagster loads only for this command
+    from lakenorm_app.demo import run_demo  # Dagster loads only for this command
 
     spec = SampleSpec(packages=args.packages, orders=1000, customers=200, events=2000)
     return run_demo(Path(args.root), spec, land_only=args.land_only)

@@ -11,10 +11,10 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.api import LakenormConfig, SourceTables, load_config, read_table, spark_session
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import source_job_name
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 SOURCE = "shop"
 

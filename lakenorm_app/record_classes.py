@@ -1,4 +1,4 @@
-"""`python -m pipeline_assets.class_archive`: record the driver JVM's class archive (a set-up step of `make`).
+"""`python -m lakenorm_app.record_classes`: record the driver JVM's class archive (a set-up step of `make`).
 
 The recorded run is the demo's work in small: sample packages normalized load by load (tables created,
 then MERGEd into), tables read back. See `normalization_core.io.class_archive`.
@@ -9,10 +9,10 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from lakenorm_app.demo import SOURCE, write_demo_files
+from lakenorm_app.samples import SampleSpec
 from normalization_core.api import SourceTables, ensure_class_archive, load_config, normalize_loads, read_table, \
     recording_session
-from pipeline_assets.demo import SOURCE, write_demo_files
-from pipeline_assets.samples import SampleSpec
 
 RECORDED_LOADS = SampleSpec(packages=2, orders=100, customers=50, events=100)
 
@@ -30,13 +30,13 @@ def record_run(archive: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m pipeline_assets.class_archive")
+    parser = argparse.ArgumentParser(prog="python -m lakenorm_app.record_classes")
     parser.add_argument("--record", type=Path, metavar="ARCHIVE", help="(internal) the recording run itself")
     args = parser.parse_args(argv)
     if args.record:
         record_run(args.record)
         return
-    archive, recorded = ensure_class_archive("pipeline_assets.class_archive")
+    archive, recorded = ensure_class_archive("lakenorm_app.record_classes")
     size = f" ({archive.stat().st_size // 2**20} MiB)" if recorded else ""
     print(f"JVM class archive {'recorded' if recorded else 'is current'}: {archive}{size}")
 

@@ -226,8 +226,7 @@ def cmd_engine(args: argparse.Namespace) -> int:
     """`engine start | status | stop`: the local Spark Connect server (`io.engine`). Its address and Spark
     settings come from the configuration when there is one (`spark.remote`, `master`, `spark.*`), else
     sc://127.0.0.1:15002 on local[2]; `--port` and `--host` override the address."""
-    from normalization_core.config import DEFAULT_CONFIG_FILE, CONFIG_ENV
-    from normalization_core.io import engine
+    from normalization_core.api import CONFIG_ENV, DEFAULT_CONFIG_FILE, engine
 
     has_config = args.config or os.environ.get(CONFIG_ENV) or os.path.isfile(DEFAULT_CONFIG_FILE)
     spark_conf = load_config(args.config).spark if has_config else {"master": "local[2]"}

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from normalization_core.columns import SystemNames
-from normalization_core.conventions import system_names
-from normalization_core.config import LakenormConfig, SourceConfig
+from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.io.storage import StorePath, is_s3
-from normalization_core.stream_collisions import raw_tables
+from normalization_core.naming.conventions import system_names
+from normalization_core.plans.table_names import raw_tables
 
 
 def raw_table_name(source: SourceConfig, stream: str) -> str:

@@ -7,7 +7,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
-from normalization_core.config import SourceConfig
+from normalization_core.configuration.config import SourceConfig
 from normalization_core.errors import NotNullViolation
 from normalization_core.transform.internal_columns import VALUE
 from normalization_core.transform.kinds import is_present

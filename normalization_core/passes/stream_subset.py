@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from normalization_core.io.delta import in_list, sql_string
-from normalization_core.io.packages import LoadPackage
+from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.registry import LoadRecord
 from normalization_core.transform import raw as R
 

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from normalization_core.config_checks import boolean, choice, entries, mapping, no_unknown_keys
+from normalization_core.configuration.validation import boolean, choice, entries, mapping, no_unknown_keys
 from normalization_core.errors import ConfigError
 
 CONTRACT_ENTITIES = ("tables", "columns", "data_type")
@@ -27,15 +27,6 @@ class ColumnHint:
     primary_key: bool = False
     nullable: bool = True
     """`false`: a record whose value is null or missing fails the load before anything is committed (as dlt)."""
-
-
-@dataclass(frozen=True)
-class SchemaContract:
-    """dlt's `schema_contract`: a mode per entity (SPEC §5.4)."""
-
-    tables: str = "evolve"
-    columns: str = "evolve"
-    data_type: str = "evolve"
 
 
 @dataclass(frozen=True)

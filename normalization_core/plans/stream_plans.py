@@ -10,18 +10,18 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-from normalization_core.catalog import source_catalog, stream_settings
-from normalization_core.stream_settings import StreamSettings
 from normalization_core.columns import SystemNames
-from normalization_core.conventions import CONVENTIONS, system_names
-from normalization_core.config import SourceConfig
+from normalization_core.configuration.catalog import configured_settings, source_catalog
+from normalization_core.configuration.config import SourceConfig
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.dispositions import Disposition, disposition
 from normalization_core.errors import ConfigError
 from normalization_core.io.versions import StoredVersion, latest_versions_without_spark
+from normalization_core.naming.conventions import CONVENTIONS, system_names
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.table_names import disambiguate_tables
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
 from normalization_core.schema.contract import NO_DISCARDS, Discards
-from normalization_core.source_tables import SourceTables
-from normalization_core.stream_collisions import disambiguate_tables
 
 TYPED_CONVENTIONS = tuple(CONVENTIONS)
 
@@ -92,7 +92,7 @@ def _catalog_plans(source: SourceConfig) -> dict[str, StreamPlan]:
     for name in catalog:
         if catalog[name].json_schema is None:  # settings without a schema (input hints): typed by inference
             continue
-        settings = stream_settings(source, catalog, name)
+        settings = configured_settings(source, catalog, name)
         schema = schema_from_json_schema(name, settings.json_schema, convention=source.convention,
                                          max_identifier_length=source.max_identifier_length,
                                          max_table_nesting=source.max_table_nesting,
@@ -132,7 +132,7 @@ def with_stored_plans(source_tables: SourceTables, plans: dict[str, StreamPlan])
     catalog = source_catalog(source)
     for stream, schema in inferred.items():
         if stream not in plans:
-            plans[stream] = StreamPlan(stream_settings(source, catalog, stream), schema)
+            plans[stream] = StreamPlan(configured_settings(source, catalog, stream), schema)
     return distinct_plans(source, plans)
 
 

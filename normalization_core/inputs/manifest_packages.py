@@ -4,10 +4,10 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.io.packages import Discovery, LoadPackage, discover_packages, find_package
-from normalization_core.io.reader import read_package_lines
+from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.inputs.base import InputKind
+from normalization_core.io.load_packages import Discovery, LoadPackage, discover_packages, find_package
+from normalization_core.io.reader import read_package_lines
 from normalization_core.transform import raw as R
 
 
