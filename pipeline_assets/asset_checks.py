@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import dagster as dg
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.api import (
     ConfigError,
@@ -75,16 +75,11 @@ def _spec(source: SourceConfig, name: str, table: str, description: str, per_loa
           ) -> dg.AssetCheckSpec:
     """A check of `[source, table]`; per load: partitioned by load ID (a Preview feature of Dagster 1.13)."""
     partitioned = name in PER_LOAD if per_load is None else per_load
-    return _spec_of(dg.AssetKey([source.name, table]), name, description,
-                    load_ids_partitions(source) if partitioned else None)
-
-
-def _spec_of(key: dg.AssetKey, name: str, description: str, partitions: dg.PartitionsDefinition | None
-             ) -> dg.AssetCheckSpec:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.PreviewWarning)
-        return dg.AssetCheckSpec(name, asset=key, description=description,
-                                 metadata={"severity": SEVERITY[name].value}, partitions_def=partitions)
+        return dg.AssetCheckSpec(name, asset=[source.name, table], description=description,
+                                 metadata={"severity": SEVERITY[name].value},
+                                 partitions_def=load_ids_partitions(source) if partitioned else None)
 
 
 def primary_key_columns(plan: StreamPlan, root: TableSchema) -> list[str]:
@@ -159,14 +154,12 @@ def _orphans_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan,
 def _one_current_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
                         results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
     history, current = read_table(spark, tables.path(check.table)), read_table(spark, tables.path(check.against))
-    outcome = data_checks.one_current_version(history, current, tables.names, find_table(plan.schema, check.against))
-    return [_check_result(_key(tables, check), ONE_CURRENT, outcome, "keys with a wrong current version")]
+    return [_one_current(history, current, tables.names, _key(tables, check), find_table(plan.schema, check.against))]
 
 
 def _overlap_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
                     results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
-    outcome = data_checks.non_overlapping_validity(read_table(spark, tables.path(check.table)), tables.names)
-    return [_check_result(_key(tables, check), NO_OVERLAP, outcome, "keys with overlapping versions")]
+    return [_no_overlap(read_table(spark, tables.path(check.table)), tables.names, _key(tables, check))]
 
 
 def _key(tables: SourceTables, check: TableCheck) -> dg.AssetKey:
@@ -184,10 +177,18 @@ def history_check_results(spark: SparkSession, history_path: str, current_path: 
                           history_key: dg.AssetKey, current_table: str | TableSchema) -> list[dg.AssetCheckResult]:
     """The history checks (`ONE_CURRENT`, `NO_OVERLAP`) of a history table and its current table."""
     history, current = read_table(spark, history_path), read_table(spark, current_path)
-    one = data_checks.one_current_version(history, current, names, current_table)
-    overlap = data_checks.non_overlapping_validity(history, names)
-    return [_check_result(history_key, ONE_CURRENT, one, "keys with a wrong current version"),
-            _check_result(history_key, NO_OVERLAP, overlap, "keys with overlapping versions")]
+    return [_one_current(history, current, names, history_key, current_table), _no_overlap(history, names, history_key)]
+
+
+def _one_current(history: DataFrame, current: DataFrame, names: SystemNames, history_key: dg.AssetKey,
+                 current_table: str | TableSchema) -> dg.AssetCheckResult:
+    outcome = data_checks.one_current_version(history, current, names, current_table)
+    return _check_result(history_key, ONE_CURRENT, outcome, "keys with a wrong current version")
+
+
+def _no_overlap(history: DataFrame, names: SystemNames, history_key: dg.AssetKey) -> dg.AssetCheckResult:
+    return _check_result(history_key, NO_OVERLAP, data_checks.non_overlapping_validity(history, names),
+                         "keys with overlapping versions")
 
 
 def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadResult]) -> dg.AssetCheckResult:
