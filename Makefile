@@ -82,7 +82,7 @@ $(S3_JARS): $(STAMP)
 	$(PY) -m normalization_core.io.jars --s3
 
 $(CLASSES): $(JARS)
-	$(PY) -m pipeline_assets.class_archive && touch $(CLASSES)
+	$(PY) -m lakenorm_app.record_classes && touch $(CLASSES)
 
 clean:
 	rm -rf $(VENV) .lakenorm .pytest_cache

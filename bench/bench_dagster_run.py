@@ -25,8 +25,8 @@ import dagster as dg
 import yaml
 from dagster._core.definitions.run_request import InstigatorType  # not exported by dagster 1.13
 
-from pipeline_assets.demo import SOURCE, land_missing_packages, write_demo_files
-from pipeline_assets.samples import SampleSpec
+from lakenorm_app.demo import SOURCE, land_missing_packages, write_demo_files
+from lakenorm_app.samples import SampleSpec
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"

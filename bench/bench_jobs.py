@@ -13,10 +13,10 @@ import shutil
 import time
 from pathlib import Path
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.spark import build_spark_session
-from normalization_core.pipeline import normalize_loads
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.passes.normalize import normalize_loads
 
 
 def run_passes(out: Path, packages: int) -> list[tuple[str, float, range]]:

@@ -25,12 +25,12 @@ import yaml
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from normalization_core.config import load_config
-from normalization_core.io.packages import discover_packages
+from normalization_core.configuration.config import load_config
+from normalization_core.io.load_packages import discover_packages
 from normalization_core.io.spark import build_spark_session
-from normalization_core.pipeline import normalize_load, normalize_loads
+from normalization_core.passes.normalize import normalize_load, normalize_loads
 from peers import run_peer
-from pipeline_assets.samples import SampleSpec, sample_catalog, write_sample_packages
+from lakenorm_app.samples import SampleSpec, sample_catalog, write_sample_packages
 from spark_floor import FLOOR_TABLES, floor_run
 
 

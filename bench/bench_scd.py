@@ -26,14 +26,14 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from normalization_core.catalog import parse_catalog
 from normalization_core.columns import NATIVE as N
-from normalization_core.config import LakenormConfig, parse_config
+from normalization_core.configuration.catalog import parse_catalog
+from normalization_core.configuration.config import LakenormConfig, parse_config
 from normalization_core.dedup_load import rebuild_dedup_tables, write_dedup_tables
 from normalization_core.io.spark import build_spark_session
-from normalization_core.plan import StreamPlan
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import StreamPlan
 from normalization_core.schema import schema_from_json_schema
-from normalization_core.source_tables import SourceTables
 from normalization_core.transform import raw as R
 
 STREAM = "accounts"

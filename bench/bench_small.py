@@ -24,12 +24,12 @@ from pathlib import Path
 
 import yaml
 
-from normalization_core.config import load_config
-from normalization_core.io.packages import discover_packages
+from normalization_core.configuration.config import load_config
+from normalization_core.io.load_packages import discover_packages
 from normalization_core.io.spark import build_spark_session
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 from peers import BENCH, run_peer, timed_process
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ def start_spark(stack: Stack, port: int) -> None:
 
 
 def write_files(stack: Stack) -> None:
-    from pipeline_assets.samples import write_catalog
+    from lakenorm_app.samples import write_catalog
 
     write_catalog(stack.root / "catalog.json")
     stack.config_file().write_text(yaml.safe_dump(lakenorm_config(stack), sort_keys=False))

@@ -10,10 +10,10 @@ import boto3
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef  # not exported by dagster 1.13
 
-from normalization_core.config import load_config
+from lakenorm_app.samples import SampleSpec, write_sample_packages
+from normalization_core.configuration.config import load_config
 from normalization_core.io.storage import open_delta_table
-from normalization_core.source_tables import SourceTables
-from pipeline_assets.samples import SampleSpec, write_sample_packages
+from normalization_core.plans.source_tables import SourceTables
 
 MANIFEST = "_manifest.json"
 DONE = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}

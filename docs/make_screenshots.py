@@ -23,7 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.config import load_config
+from normalization_core.configuration.config import load_config
 from pipeline_assets.definitions import build_definitions
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,7 +33,7 @@ READY_TIMEOUT_S = 300  # loading the code location reads the stored schemas; slo
 
 
 def run_demo(root: Path) -> None:
-    subprocess.run([sys.executable, "-m", "pipeline_assets.cli", "demo", "--root", str(root)], check=True)
+    subprocess.run([sys.executable, "-m", "lakenorm_app.cli", "demo", "--root", str(root)], check=True)
 
 
 def observe_system_tables(root: Path) -> None:

@@ -6,13 +6,24 @@ asset graph's, stored inferred streams included).
 """
 from __future__ import annotations
 
-from normalization_core import data_checks
+from normalization_core.checks import data_checks
 from normalization_core.columns import SystemNames
-from normalization_core.config import LakenormConfig, SourceConfig, load_config
-from normalization_core.conventions import system_names
-from normalization_core.dedup_load import key_ordered_tables
+from normalization_core.configuration.config import (
+    CONFIG_ENV,
+    DEFAULT_CONFIG_FILE,
+    LakenormConfig,
+    SourceConfig,
+    load_config,
+)
+from normalization_core.schema.stream_settings import resolve_primary_key
+from normalization_core.dispositions import Disposition, TableCheck
 from normalization_core.errors import ConfigError, LakenormError
+from normalization_core.inputs.landing import known_streams, landed_packages
+from normalization_core.inputs.settling import settling_text
+from normalization_core.io import engine
+from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.delta import is_delta_table, read_table
+from normalization_core.io.load_packages import Settling
 from normalization_core.io.maintenance import (
     logged_version_and_rows,
     maintain_tables,
@@ -21,36 +32,48 @@ from normalization_core.io.maintenance import (
     table_schema,
     table_size_bytes,
 )
-from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.spark import build_spark_session, recording_session, small_input_conf, spark_session
 from normalization_core.io.storage import is_uri
-from normalization_core.io.packages import Settling
 from normalization_core.io.versions import latest_versions
-from normalization_core.inputs.settling import settling_text
-from normalization_core.landing import known_streams, landed_packages
-from normalization_core.pipeline import loads_input_bytes, normalize_loads, pending_input_bytes, pending_packages
-from normalization_core.plan import StreamPlan, history_table, output_tables, stream_plans
-from normalization_core.rebuild import rebuild_stream
-from normalization_core.registered import registered_load_ids, registered_results
-from normalization_core.results import LoadResult, StreamResult
+from normalization_core.naming.conventions import system_names
+from normalization_core.passes.normalize import (
+    loads_input_bytes,
+    normalize_loads,
+    normalize_source,
+    pending_input_bytes,
+    pending_packages,
+    source_input_bytes,
+)
+from normalization_core.passes.rebuild import rebuild_source_stream, rebuild_stream
+from normalization_core.passes.registered import registered_load_ids, registered_results, registered_source_results
+from normalization_core.passes.results import LoadResult, StreamResult
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import (
+    StreamPlan,
+    history_table,
+    key_ordered_tables,
+    output_tables,
+    stream_plans,
+)
 from normalization_core.schema import schema_document
 from normalization_core.schema.model import StreamSchema, TableSchema, find_table, lineage, root_table
-from normalization_core.source_tables import SourceTables
-from normalization_core.stream_settings import resolve_primary_key
 from normalization_core.transform.raw import raw_schema
 
 __all__ = [
     # configuration and errors
-    "ConfigError", "LakenormConfig", "LakenormError", "SourceConfig", "load_config",
-    # Spark
-    "build_spark_session", "ensure_class_archive", "recording_session", "small_input_conf", "spark_session",
+    "CONFIG_ENV", "ConfigError", "DEFAULT_CONFIG_FILE", "LakenormConfig", "LakenormError", "SourceConfig",
+    "load_config",
+    # Spark (`engine`: the local Spark Connect server)
+    "build_spark_session", "engine", "ensure_class_archive", "recording_session", "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
-    "Settling", "SourceTables", "StreamPlan", "SystemNames", "history_table", "known_streams", "landed_packages",
+    "Disposition", "Settling", "SourceTables", "StreamPlan", "SystemNames", "TableCheck", "history_table",
+    "known_streams", "landed_packages",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
     "system_names",
     # normalizing and what it returns or registered
-    "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "pending_input_bytes", "rebuild_stream",
-    "registered_load_ids", "registered_results",
+    "LoadResult", "StreamResult", "loads_input_bytes", "normalize_loads", "normalize_source", "pending_input_bytes",
+    "rebuild_source_stream", "rebuild_stream", "registered_load_ids", "registered_results",
+    "registered_source_results", "source_input_bytes",
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables

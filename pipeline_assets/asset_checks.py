@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import dagster as dg
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.api import (
     ConfigError,
@@ -26,26 +26,21 @@ from normalization_core.api import (
     SourceTables,
     StreamPlan,
     SystemNames,
+    TableCheck,
     TableSchema,
     data_checks,
     find_table,
-    history_table,
     is_delta_table,
     output_tables,
     read_table,
     resolve_primary_key,
     small_input_conf,
-    system_names,
     table_size_bytes,
 )
 from pipeline_assets.partitions import load_ids_partitions
 
-ROWS_TYPED = "rows_typed_per_load"
-NO_ORPHANS = "no_orphan_child_rows"
-UNIQUE_KEY = "primary_key_unique"
-ONE_CURRENT = "one_current_version_per_key"
-NO_OVERLAP = "non_overlapping_validity"
-NO_REJECTED = "no_rejected_lines"
+ROWS_TYPED, NO_ORPHANS, UNIQUE_KEY = data_checks.ROWS_TYPED, data_checks.NO_ORPHANS, data_checks.UNIQUE_KEY
+ONE_CURRENT, NO_OVERLAP, NO_REJECTED = data_checks.ONE_CURRENT, data_checks.NO_OVERLAP, data_checks.NO_REJECTED
 
 WARN, ERROR = dg.AssetCheckSeverity.WARN, dg.AssetCheckSeverity.ERROR
 SEVERITY = {ROWS_TYPED: ERROR, NO_ORPHANS: ERROR, UNIQUE_KEY: ERROR, ONE_CURRENT: ERROR, NO_OVERLAP: ERROR,
@@ -55,24 +50,24 @@ CHECK_THREADS = 4
 """Checks about the run's loads alone; orphans are too, except under a history (checked table-wide)."""
 
 
+DESCRIPTIONS = {
+    NO_REJECTED: "No line of the run's loads was rejected (unparseable JSON, not an object) or quarantined.",
+    ROWS_TYPED: "Each load of the run typed every valid raw line into exactly one row (nothing dropped).",
+    UNIQUE_KEY: "The primary key is unique in the current table.",
+    ONE_CURRENT: "Each key has at most one current version, and the current table holds exactly those versions.",
+    NO_OVERLAP: "The validity intervals of a key's versions do not overlap.",
+    NO_ORPHANS: "Every row's parent key exists in {against!r}.",
+}
+
+
 def check_specs(tables: SourceTables, plans: dict[str, StreamPlan]) -> list[dg.AssetCheckSpec]:
+    """Per stream: its raw table's rejected lines, then the checks its disposition gives its typed tables."""
     source = tables.source
     specs = []
     for stream, plan in plans.items():
-        mode = plan.mode
-        root, *children = plan.schema["tables"]
-        specs.append(_spec(source, NO_REJECTED, tables.raw_table(stream), (
-            "No line of the run's loads was rejected (unparseable JSON, not an object) or quarantined.")))
-        if mode in ("append", "overwrite"):
-            specs.append(_spec(source, ROWS_TYPED, root["name"], (
-                "Each load of the run typed every valid raw line into exactly one row (nothing dropped).")))
-        if mode == "append_dedup" and primary_key_columns(plan, root):
-            specs.append(_spec(source, UNIQUE_KEY, root["name"], "The primary key is unique in the current table."))
-        if mode == "append_dedup":
-            specs.extend(history_check_specs(history_key(source, plan)))
-        specs.extend(_spec(source, NO_ORPHANS, child["name"], (
-            f"Every row's parent key exists in {_parent_table(source, plan, child)!r}."),
-            per_load=not _hangs_off_history(plan, child)) for child in children)
+        specs.append(_spec(source, NO_REJECTED, tables.raw_table(stream), DESCRIPTIONS[NO_REJECTED]))
+        specs.extend(_spec(source, check.name, check.table, DESCRIPTIONS[check.name].format(against=check.against),
+                           per_load=check.per_load) for check in plan.disposition.checks(plan, tables.names))
     return specs
 
 
@@ -85,32 +80,6 @@ def _spec(source: SourceConfig, name: str, table: str, description: str, per_loa
         return dg.AssetCheckSpec(name, asset=[source.name, table], description=description,
                                  metadata={"severity": SEVERITY[name].value},
                                  partitions_def=load_ids_partitions(source) if partitioned else None)
-
-
-def history_key(source: SourceConfig, plan: StreamPlan) -> dg.AssetKey:
-    """The asset of an `append_dedup` stream's history table."""
-    return dg.AssetKey([source.name, history_table(plan, system_names(source.convention))])
-
-
-def _parent_table(source: SourceConfig, plan: StreamPlan, child: TableSchema) -> str:
-    """The table holding a child's parent rows: a dedup root's children hang off its history."""
-    return history_key(source, plan).path[-1] if _hangs_off_history(plan, child) else child["parent"]
-
-
-def _hangs_off_history(plan: StreamPlan, child: TableSchema) -> bool:
-    """A dedup stream's current table keeps only the newest version of each key: the root's direct
-    children link to history rows (of every version, so not only of the run's loads)."""
-    return plan.mode == "append_dedup" and child["parent"] == plan.tables[0]
-
-
-def history_check_specs(history_key: dg.AssetKey) -> list[dg.AssetCheckSpec]:
-    """Checks of a `<stream>_scd` history asset (wired by the asset that writes it)."""
-    return [
-        dg.AssetCheckSpec(ONE_CURRENT, asset=history_key, metadata={"severity": ERROR.value}, description=(
-            "Each key has at most one current version, and the current table holds exactly those versions.")),
-        dg.AssetCheckSpec(NO_OVERLAP, asset=history_key, metadata={"severity": ERROR.value},
-                          description="The validity intervals of a key's versions do not overlap."),
-    ]
 
 
 def primary_key_columns(plan: StreamPlan, root: TableSchema) -> list[str]:
@@ -143,30 +112,22 @@ def _checked_bytes(tables: SourceTables, plans: dict[str, StreamPlan], results: 
 
 def _checks_to_run(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
                    results: list[LoadResult]) -> Iterator[Callable[[], list[dg.AssetCheckResult]]]:
-    source, names, path = tables.source, tables.names, tables.path
+    """Each stream's rejected lines, then, when its loads typed rows, its disposition's checks (a check of a
+    history or child table once that table exists)."""
     for stream, plan in plans.items():
         if any(stream in r.streams for r in results):
             yield partial(lambda s: [rejected_lines_result(tables, s, results)], stream)  # no Spark
         loads = [r.load_id for r in results if stream in r.streams and r.streams[stream].typed_rows]
         if not loads:
             continue
-        root, *children = plan.schema["tables"]
-        if plan.mode in ("append", "overwrite"):
-            yield partial(_rows_typed_result, spark, tables, stream, root["name"], results, loads)
-        keys = primary_key_columns(plan, root)
-        if plan.mode == "append_dedup" and keys:
-            yield partial(_unique_key_result, spark, tables, root["name"], keys)
-        history = history_table(plan, names)
-        if history is not None and is_delta_table(spark, path(history)):
-            yield partial(history_check_results, spark, path(history), path(root["name"]), names,
-                          history_key(source, plan), root)
-        for child in children:
-            if is_delta_table(spark, path(child["name"])):
-                yield partial(_orphans_result, spark, tables, plan, child, loads)
+        for check in plan.disposition.checks(plan, tables.names):
+            if check.name not in ON_EXISTING or is_delta_table(spark, tables.path(check.table)):
+                yield partial(RUNNERS[check.name], spark, tables, plan, check, results, loads)
 
 
-def _rows_typed_result(spark: SparkSession, tables: SourceTables, stream: str, root: str,
+def _rows_typed_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
                        results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
+    stream, root = plan.settings.name, check.table
     discarded = {r.load_id: r.streams[stream].discarded[root].rows for r in results
                  if stream in r.streams and root in r.streams[stream].discarded}
     outcome = data_checks.rows_typed_per_load(read_table(spark, tables.raw_path(stream)),
@@ -174,32 +135,60 @@ def _rows_typed_result(spark: SparkSession, tables: SourceTables, stream: str, r
     return [_result(tables.source, root, ROWS_TYPED, outcome, "load IDs whose counts differ", loads)]
 
 
-def _unique_key_result(spark: SparkSession, tables: SourceTables, current: str, keys: list[str]
-                       ) -> list[dg.AssetCheckResult]:
-    outcome = data_checks.unique_primary_key(read_table(spark, tables.path(current)), keys)
-    return [_result(tables.source, current, UNIQUE_KEY, outcome, "duplicated keys")]
+def _unique_key_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
+                       results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
+    keys = primary_key_columns(plan, find_table(plan.schema, check.table))
+    outcome = data_checks.unique_primary_key(read_table(spark, tables.path(check.table)), keys)
+    return [_result(tables.source, check.table, UNIQUE_KEY, outcome, "duplicated keys")]
 
 
-def _orphans_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, child: TableSchema,
-                    loads: list[str]) -> list[dg.AssetCheckResult]:
-    source, path = tables.source, tables.path
-    from_history = _hangs_off_history(plan, child)
-    parent = read_table(spark, path(_parent_table(source, plan, child)))
-    outcome = data_checks.orphan_child_rows(read_table(spark, path(child["name"])), parent, tables.names,
-                                            find_table(plan.schema, child["parent"]), child,
-                                            None if from_history else loads)
-    return [_result(source, child["name"], NO_ORPHANS, outcome, "orphan row keys",
-                    None if from_history else loads)]
+def _orphans_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
+                    results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
+    child, scoped = find_table(plan.schema, check.table), loads if check.per_load else None
+    outcome = data_checks.orphan_child_rows(read_table(spark, tables.path(check.table)),
+                                            read_table(spark, tables.path(check.against)), tables.names,
+                                            find_table(plan.schema, child["parent"]), child, scoped)
+    return [_result(tables.source, check.table, NO_ORPHANS, outcome, "orphan row keys", scoped)]
+
+
+def _one_current_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
+                        results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
+    history, current = read_table(spark, tables.path(check.table)), read_table(spark, tables.path(check.against))
+    return [_one_current(history, current, tables.names, _key(tables, check), find_table(plan.schema, check.against))]
+
+
+def _overlap_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
+                    results: list[LoadResult], loads: list[str]) -> list[dg.AssetCheckResult]:
+    return [_no_overlap(read_table(spark, tables.path(check.table)), tables.names, _key(tables, check))]
+
+
+def _key(tables: SourceTables, check: TableCheck) -> dg.AssetKey:
+    return dg.AssetKey([tables.source.name, check.table])
+
+
+RUNNERS = {ROWS_TYPED: _rows_typed_result, UNIQUE_KEY: _unique_key_result, NO_ORPHANS: _orphans_result,
+           ONE_CURRENT: _one_current_result, NO_OVERLAP: _overlap_result}
+"""Each typed-table check's results (the checks a disposition gives a stream: `Disposition.checks`)."""
+ON_EXISTING = {ONE_CURRENT, NO_OVERLAP, NO_ORPHANS}
+"""Checks run once their table exists (a history or child table a load may not have written yet)."""
 
 
 def history_check_results(spark: SparkSession, history_path: str, current_path: str, names: SystemNames,
                           history_key: dg.AssetKey, current_table: str | TableSchema) -> list[dg.AssetCheckResult]:
-    """Results of `history_check_specs` for a history table and its current table."""
+    """The history checks (`ONE_CURRENT`, `NO_OVERLAP`) of a history table and its current table."""
     history, current = read_table(spark, history_path), read_table(spark, current_path)
-    one = data_checks.one_current_version(history, current, names, current_table)
-    overlap = data_checks.non_overlapping_validity(history, names)
-    return [_check_result(history_key, ONE_CURRENT, one, "keys with a wrong current version"),
-            _check_result(history_key, NO_OVERLAP, overlap, "keys with overlapping versions")]
+    return [_one_current(history, current, names, history_key, current_table), _no_overlap(history, names, history_key)]
+
+
+def _one_current(history: DataFrame, current: DataFrame, names: SystemNames, history_key: dg.AssetKey,
+                 current_table: str | TableSchema) -> dg.AssetCheckResult:
+    outcome = data_checks.one_current_version(history, current, names, current_table)
+    return _check_result(history_key, ONE_CURRENT, outcome, "keys with a wrong current version")
+
+
+def _no_overlap(history: DataFrame, names: SystemNames, history_key: dg.AssetKey) -> dg.AssetCheckResult:
+    return _check_result(history_key, NO_OVERLAP, data_checks.non_overlapping_validity(history, names),
+                         "keys with overlapping versions")
 
 
 def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadResult]) -> dg.AssetCheckResult:

@@ -8,12 +8,6 @@ from __future__ import annotations
 
 from normalization_core.api import SourceConfig, StreamPlan
 
-DISPOSITIONS = {
-    "append": "each load's rows are appended",
-    "overwrite": "each load replaces the table",
-    "append_dedup": "every version is kept in the history table; the current table holds the newest per key",
-}
-
 
 def _paths(paths) -> str:
     return ", ".join(".".join(p) for p in paths) or "none"
@@ -24,10 +18,10 @@ def stream_facts(source: SourceConfig, plan: StreamPlan | None) -> str:
     lines = [f"- Source `{source.name}`, packages landing in `{source.landing}`",
              f"- Naming convention: `{source.convention}`"]
     if plan is not None:
-        mode = plan.mode
+        disposition = plan.disposition
         lines += [f"- Primary key: `{_paths(plan.settings.primary_key)}`",
                   f"- Cursor: `{_paths([plan.settings.cursor_field] if plan.settings.cursor_field else [])}`",
-                  f"- Disposition: `{mode}` ({DISPOSITIONS.get(mode, mode)})"]
+                  f"- Disposition: `{disposition.name}` ({disposition.summary})"]
     return "\n".join(lines)
 
 
@@ -46,8 +40,7 @@ def typed_description(source: SourceConfig, plan: StreamPlan, table: str, parent
     """`parent`: the asset the table is built from in the graph (raw, history or parent table)."""
     stream = plan.settings.name
     if table == plan.tables[0]:
-        kind = (f"Current table of stream `{stream}` (newest version of each key)"
-                if plan.mode == "append_dedup" else f"Root table of stream `{stream}`")
+        kind = plan.disposition.root_role.format(stream=stream)
     else:
         kind = f"Child table of stream `{stream}`: one row per element of a nested list, keyed to its parent row"
     return f"{kind}. Built from `{parent}`.\n\n{stream_facts(source, plan)}"
@@ -57,5 +50,5 @@ def stream_tags(source: SourceConfig, plan: StreamPlan | None, layer: str) -> di
     """`layer`: raw, history, root or child."""
     tags = {"lakenorm/convention": source.convention, "lakenorm/layer": layer}
     if plan is not None:
-        tags["lakenorm/disposition"] = plan.mode
+        tags["lakenorm/disposition"] = plan.disposition.name
     return tags

@@ -12,13 +12,12 @@ from normalization_core.api import (
     SourceTables,
     StreamPlan,
     find_table,
-    history_table,
     known_streams,
-    loads_input_bytes,
-    normalize_loads,
+    normalize_source,
     raw_schema,
     registered_load_ids,
-    registered_results,
+    registered_source_results,
+    source_input_bytes,
     stream_plans,
     system_names,
 )
@@ -60,19 +59,19 @@ def raw_asset_specs(tables: SourceTables, streams: list[str],
 
 def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: dict[str, dg.AssetSpec]
                       ) -> dict[tuple[str, str], dg.AssetSpec]:
-    """Per stream its typed root (depending on raw) and each child table (depending on its parent);
-    `append_dedup`: history (on raw), current and the root's child tables (on history), deeper children
-    (on their parent)."""
+    """Per stream its typed tables, each depending on its graph parent (`Disposition.graph_parent`): the root on
+    raw, a child on its parent; `append_dedup`: history (on raw), current and the root's child tables (on history),
+    deeper children (on their parent)."""
+    names = system_names(source.convention)
     specs = {}
     for stream, plan in plans.items():
-        history = _history_spec(source, plan, raw[stream]) if plan.mode == "append_dedup" else None
+        history = plan.disposition.history_table(plan, names)
         if history is not None:
-            specs[(stream, history.key.path[-1])] = history
+            specs[(stream, history)] = _history_spec(source, plan, history, raw[stream])
         for table in plan.schema["tables"]:
             parent = table.get("parent")
-            upstream = raw[stream].key if parent is None else dg.AssetKey([source.name, parent])
-            if history is not None and parent in (None, plan.tables[0]):
-                upstream = history.key
+            graph_parent = plan.disposition.graph_parent(plan, names, table["name"])
+            upstream = raw[stream].key if graph_parent is None else dg.AssetKey([source.name, graph_parent])
             columns = column_schema(document_columns(table))
             specs[(stream, table["name"])] = dg.AssetSpec(
                 [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
@@ -80,7 +79,7 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
                 description=typed_description(source, plan, table["name"], upstream.path[-1]),
                 tags=stream_tags(source, plan, "child" if parent else "root"),
                 metadata={"dagster/table_name": f"{source.name}.{table['name']}", "dagster/column_schema": columns,
-                          "stream": stream, "write_disposition": plan.mode,
+                          "stream": stream, "write_disposition": plan.disposition.name,
                           **name_collisions(plan, table["name"])},
             )
     return specs
@@ -93,15 +92,14 @@ def name_collisions(plan: StreamPlan, table: str) -> dict:
     return {"name_collisions": found} if found else {}
 
 
-def _history_spec(source: SourceConfig, plan: StreamPlan, raw: dg.AssetSpec) -> dg.AssetSpec:
+def _history_spec(source: SourceConfig, plan: StreamPlan, table: str, raw: dg.AssetSpec) -> dg.AssetSpec:
     root = plan.schema["tables"][0]
-    table = history_table(plan, system_names(source.convention))
     columns = column_schema(document_columns(root))
     return dg.AssetSpec(
         [source.name, table], deps=[raw.key], skippable=True, group_name=source.name, kinds={"spark", "delta"},
         description=history_description(source, plan), tags=stream_tags(source, plan, "history"),
         metadata={"dagster/table_name": f"{source.name}.{table}", "dagster/column_schema": columns,
-                  "stream": plan.settings.name, "write_disposition": "append_dedup"},
+                  "stream": plan.settings.name, "write_disposition": plan.disposition.name},
     )
 
 
@@ -127,7 +125,7 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         selected = sorted({stream_of[k] for k in context.selected_asset_keys})
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
         loads = run_load_ids(context)
-        spark.start(loads_input_bytes(config, source.name, loads) if loads and selected else None)
+        spark.start(source_input_bytes(tables, loads) if loads and selected else None)
         results = run_streams(context, spark.spark, tables, loads, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
@@ -154,16 +152,15 @@ def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, tables: 
     of its tables writes all of them; other streams are neither read nor written); `checked` streams (checks
     selected without their assets) are only read back from the registry, for their checks. A run without
     partitions (table-wide checks alone) checks every registered load."""
-    config, source = tables.config, tables.source
+    source = tables.source
     loads = run_loads or registered_load_ids(spark, tables)
     results = []
     if selected:
         context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")
-        results = normalize_loads(spark, config, source.name, loads,
-                                  streams=None if selected == sorted(streams) else selected)
+        results = normalize_source(spark, tables, loads, streams=None if selected == sorted(streams) else selected)
     if checked:
         context.log.info(f"checking loads {', '.join(loads)} of source {source.name}, streams {', '.join(checked)}")
-        results = merge_results(results, registered_results(spark, config, source.name, loads, checked))
+        results = merge_results(results, registered_source_results(spark, tables, loads, checked))
     return results
 
 
@@ -188,9 +185,9 @@ def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[Loa
 
 def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: StreamPlan, table: str) -> dict:
     source, names = tables.source, tables.names
-    history = history_table(plan, names)
+    history = plan.disposition.history_table(plan, names)
     doc = find_table(plan.schema, plan.tables[0] if table == history else table)  # history: root's columns
-    parent = None if table == history else history  # the graph's parent of the current table and root's children
+    parent = plan.disposition.graph_parent(plan, names, table)
     raw_key = dg.AssetKey([source.name, tables.raw_table(plan.settings.name)])
     path = tables.path(table)
     return {**table_state(spark, path, tables.storage_options(path), column_json_paths(plan.schema, doc)),
@@ -222,7 +219,7 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
     jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), job)
-    rebuild = rebuild_job(config, source, [s for s in streams if s in plans])
+    rebuild = rebuild_job(tables, [s for s in streams if s in plans])
     system = system_table_assets(config, source)
     return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],
                           schedules=schedules,

@@ -14,7 +14,7 @@ from normalization_core.api import (
     SourceTables,
     is_uri,
     logged_version_and_rows,
-    rebuild_stream,
+    rebuild_source_stream,
 )
 from pipeline_assets.resources import SparkSessionResource
 
@@ -74,14 +74,15 @@ class RebuildConfig(dg.Config):
     streams: list[str] = []
 
 
-def rebuild_job(settings: LakenormConfig, source: SourceConfig, streams: list[str]) -> dg.JobDefinition:
+def rebuild_job(tables: SourceTables, streams: list[str]) -> dg.JobDefinition:
     """`lakenorm rebuild` from the UI: replaces each stream's typed tables with what its raw rows give
     (one observation per rebuilt table with its rows; the tables are whole-table rewrites, not loads)."""
+    source = tables.source
 
     @dg.op(name=f"{source.name}_rebuild_from_raw", out={})
     def rebuild(context: dg.OpExecutionContext, config: RebuildConfig, spark: SparkSessionResource):
         for stream in config.streams or streams:
-            counts = rebuild_stream(spark.spark, settings, source.name, stream)
+            counts = rebuild_source_stream(spark.spark, tables, stream)
             context.log.info(f"rebuilt stream {stream!r}: {counts}")
             for table, rows in counts.items():
                 yield dg.AssetObservation(asset_key=[source.name, table],

@@ -1,11 +1,11 @@
 """Input kinds (SPEC §2.4): plug-ins saying what a source's landing holds, chosen by its `input` key."""
 from __future__ import annotations
 
-from normalization_core.config import INPUT_KINDS, SourceConfig
+from normalization_core.configuration.config import INPUT_KINDS, SourceConfig
 from normalization_core.inputs.airbyte_destination import AirbyteDestination
 from normalization_core.inputs.base import InputKind
 from normalization_core.inputs.dlt_extract import DltExtract
-from normalization_core.inputs.packages import ManifestPackages
+from normalization_core.inputs.manifest_packages import ManifestPackages
 from normalization_core.inputs.singer import SingerFiles
 
 KINDS: dict[str, type[InputKind]] = {"packages": ManifestPackages, "airbyte_destination": AirbyteDestination,

@@ -14,12 +14,12 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from normalization_core.config import SourceConfig
-from normalization_core.io.packages import LoadPackage, RejectedPackage
-from normalization_core.io.reader import read_package_lines
+from normalization_core.configuration.config import SourceConfig
 from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms, valid_load_id
-from normalization_core.io.storage import Landing
 from normalization_core.inputs.listing import FileEntry, list_files, read_head
+from normalization_core.io.load_packages import LoadPackage, RejectedPackage
+from normalization_core.io.reader import read_package_lines
+from normalization_core.io.storage import Landing
 from normalization_core.transform import raw as R
 from normalization_core.transform.json_text import member_text, object_without
 

@@ -14,13 +14,13 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
-from normalization_core.stream_settings import StreamSettings
-from normalization_core.conventions import system_names
-from normalization_core.config import LakenormConfig, SourceConfig
-from normalization_core.io.packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
+from normalization_core.configuration.config import LakenormConfig, SourceConfig
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.inputs.ledger import LedgerEntry, ledger_table, read_ledger
 from normalization_core.inputs.listing import FileEntry, list_files
 from normalization_core.inputs.settling import settling_of, split_settled
+from normalization_core.io.load_packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
+from normalization_core.naming.conventions import system_names
 
 
 class InputKind:

@@ -18,13 +18,13 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from normalization_core.stream_settings import StreamSettings
-from normalization_core.config import SourceConfig
-from normalization_core.io.packages import LOAD_ID_PATTERN, LoadPackage, RejectedPackage
-from normalization_core.io.reader import read_package_lines
+from normalization_core.configuration.config import SourceConfig
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms
-from normalization_core.io.storage import Landing, StorePath
 from normalization_core.inputs.listing import FileEntry, list_files, read_text
+from normalization_core.io.load_packages import LOAD_ID_PATTERN, LoadPackage, RejectedPackage
+from normalization_core.io.reader import read_package_lines
+from normalization_core.io.storage import Landing, StorePath
 from normalization_core.transform import raw as R
 from normalization_core.transform.json_text import array_elements
 
@@ -126,11 +126,10 @@ def _settings(name: str, table: dict[str, Any]) -> StreamSettings:
     columns = table.get("columns") or {}
     typed = {c: _DLT_TYPES.get(h.get("data_type"), {}) for c, h in columns.items() if h.get("data_type")}
     schema = {"type": "object", "properties": typed} if typed else None
-    mode = {"merge": "append_dedup", "replace": "overwrite"}.get(table.get("write_disposition"), "append")
     pk = tuple((c,) for c, h in columns.items() if h.get("primary_key") or h.get("merge_key"))
     cursor = next(((c,) for c, h in columns.items() if h.get("dedup_sort") or h.get("incremental")), ())
-    if mode == "append_dedup" and not pk:
-        mode = "append"  # dlt merges without a key by appending
+    merge = "append_dedup" if pk else "append"  # dlt merges without a key by appending
+    mode = {"merge": merge, "replace": "overwrite"}.get(table.get("write_disposition"), "append")
     return StreamSettings(name=name, json_schema=schema, destination_sync_mode=mode, cursor_field=cursor,
                           primary_key=pk)
 

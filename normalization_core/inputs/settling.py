@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from normalization_core.config import SourceConfig
+from normalization_core.configuration.config import SourceConfig
 from normalization_core.inputs.listing import FileEntry
-from normalization_core.io.packages import Settling
+from normalization_core.io.load_packages import Settling
 
 if TYPE_CHECKING:
     from normalization_core.inputs.base import FileInput

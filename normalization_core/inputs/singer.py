@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from normalization_core.stream_settings import StreamSettings
-from normalization_core.config import SourceConfig
-from normalization_core.io.packages import LoadPackage
-from normalization_core.io.reader import read_package_lines
+from normalization_core.configuration.config import SourceConfig
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.inputs.base import FileInput, Grouping, Member, from_ms, valid_load_id
 from normalization_core.inputs.listing import FileEntry, list_files
 from normalization_core.inputs.singer_scan import scan
+from normalization_core.io.load_packages import LoadPackage
+from normalization_core.io.reader import read_package_lines
 from normalization_core.transform import raw as R
 from normalization_core.transform.json_text import member_text
 

@@ -16,10 +16,10 @@ from urllib.parse import unquote
 
 from pyspark.sql import functions as F
 
-from normalization_core.config import DEFAULT_SPARK
+from normalization_core.configuration.config import DEFAULT_SPARK
+from normalization_core.inputs.listing import FileEntry, matching_lines
 from normalization_core.io.spark import build_spark_session, running_session
 from normalization_core.io.storage import Landing, is_uri
-from normalization_core.inputs.listing import FileEntry, matching_lines
 
 _SCHEMA_LINE = r'"type"\s*:\s*"[Ss][Cc][Hh][Ee][Mm][Aa]"'
 """A line that may be a SCHEMA message (parsed to be sure: a record may hold such a field too)."""

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core.errors import PackageError
-from normalization_core.io.packages import LoadPackage
+from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.storage import Landing
 from normalization_core.transform.raw import CONTENT, FILE, LINE, STREAM, TEXT, split_lines, trim_terminators
 

@@ -19,7 +19,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
-from normalization_core.conventions import system_names
 from normalization_core.io.delta import (
     MAX_ATTEMPTS,
     is_delta_table,
@@ -29,9 +28,10 @@ from normalization_core.io.delta import (
     temp_view,
     with_conflict_retry,
 )
-from normalization_core.io.storage import open_delta_table
-from normalization_core.schema import StreamSchema, schema_document, schema_hash
 from normalization_core.io.local_rows import local_rows
+from normalization_core.io.storage import open_delta_table
+from normalization_core.naming.conventions import system_names
+from normalization_core.schema import StreamSchema, schema_document, schema_hash
 
 VERSIONS_SCHEMA = T.StructType([
     T.StructField(C.VERSIONS_STREAM, T.StringType()),

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from normalization_core.config import SchemaContract, SourceConfig
 from normalization_core.errors import ContractViolation
 from normalization_core.schema.model import StreamSchema
 
 DISCARD_ROW, DISCARD_VALUE = "discard_row", "discard_value"
+
+
+@dataclass(frozen=True)
+class SchemaContract:
+    """dlt's `schema_contract`: a mode per entity (SPEC §5.4)."""
+
+    tables: str = "evolve"
+    columns: str = "evolve"
+    data_type: str = "evolve"
 
 
 @dataclass(frozen=True)
@@ -113,9 +121,3 @@ def kept_schema(schema: StreamSchema, discards: Discards) -> StreamSchema:
         gone = set(discards.rows.get(table["name"], ())) | set(discards.values.get(table["name"], ()))
         table["columns"] = [c for c in table["columns"] if c["name"] not in gone]
     return kept
-
-
-def stream_contract(source: SourceConfig, stream: str) -> SchemaContract:
-    """The source's contract with the stream's own modes over it."""
-    override = source.streams.get(stream)
-    return replace(source.schema_contract, **override.schema_contract) if override else source.schema_contract

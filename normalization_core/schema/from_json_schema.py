@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from normalization_core.conventions import DEFAULT_CONVENTION, convention_named
+from normalization_core.naming.conventions import DEFAULT_CONVENTION, convention_named
 from normalization_core.schema.airbyte_layout import AirbyteLayout
 from normalization_core.schema.dlt_layout import DltLayout
 from normalization_core.schema.layout import Layout

@@ -15,8 +15,8 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from normalization_core.conventions import DEFAULT_CONVENTION, convention_named
 from normalization_core.naming import AirbyteNaming, NamingConvention
+from normalization_core.naming.conventions import DEFAULT_CONVENTION, convention_named
 from normalization_core.schema.airbyte_layout import name_inferred_keys
 from normalization_core.schema.column_types import (
     ACCEPTS,

@@ -24,7 +24,7 @@ CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX, KIND_PREFIX = "#c", "#t", "#o", "#v"
 """Numbered columns of the typing projections: a change, a scalar's text, a nested object cast once, the value
 kind of a path read once."""
 
-# History of `append_dedup` streams (`scd`, `dedup_load`)
+# History of `append_dedup` streams (`scd`, `dispositions.append_dedup`)
 RECORD_HASH = "#record_hash"
 """sha256 of the record's canonical JSON."""
 DELETE = "#delete"

@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
-from normalization_core.stream_settings import StreamSettings, resolve_primary_key
 from normalization_core.columns import SystemNames
+from normalization_core.schema.stream_settings import StreamSettings, resolve_primary_key
 from normalization_core.errors import ConfigError
 from normalization_core.schema.model import TableSchema
 from normalization_core.transform.internal_columns import (

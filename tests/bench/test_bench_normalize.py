@@ -11,7 +11,7 @@ sys.path.insert(0, str(BENCH))
 
 from bench_normalize import peers, run_benchmark  # noqa: E402  (a script folder, not a package)
 
-from pipeline_assets.samples import SampleSpec  # noqa: E402
+from lakenorm_app.samples import SampleSpec  # noqa: E402
 
 ORDER_TABLES = ("orders", "orders__line_items", "orders__line_items__discounts", "orders__tags")
 

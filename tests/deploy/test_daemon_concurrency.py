@@ -20,11 +20,11 @@ from dagster._core.instance.ref import InstanceRef  # not exported by dagster 1.
 from pyspark.sql import functions as F
 
 from deploy.services import create_instance_tables, dagster_env, postgres, start_dagster_daemon, stop
-from normalization_core.commands import main
-from normalization_core.config import load_config
+from lakenorm_app.commands import main
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 from tests.normalization_core.table_snapshots import SAMPLE_TABLES, snapshot, write_config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 from dagster._core.instance.config import dagster_instance_config  # not exported by dagster 1.13
 
 from deploy.stack import REPO, Stack, write_files
-from normalization_core.config import load_config
+from normalization_core.configuration.config import load_config
 
 
 def test_the_stacks_configuration_is_valid_and_points_at_its_services(tmp_path):

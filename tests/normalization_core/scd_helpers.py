@@ -9,7 +9,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from normalization_core.columns import NATIVE as N
-from normalization_core.config import LakenormConfig, parse_config
+from normalization_core.configuration.config import LakenormConfig, parse_config
 
 STREAM = "items"
 SPECIAL = {"valid_from": N.valid_from, "valid_to": N.valid_to, "is_current": N.is_current, "load_id": N.load_id}

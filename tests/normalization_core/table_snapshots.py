@@ -7,12 +7,12 @@ from pathlib import Path
 import yaml
 from delta.tables import DeltaTable
 
-from normalization_core.commands import main
-from normalization_core.config import load_config
+from lakenorm_app.commands import main
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
-from normalization_core.source_tables import SourceTables
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.plans.source_tables import SourceTables
 
 VOLATILE = ("normalized_at", "inserted_at", "modified_ms")
 """Columns that hold when a run happened (or a file's upload time), not what it produced."""

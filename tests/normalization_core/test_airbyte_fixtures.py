@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from normalization_core.catalog import parse_catalog
-from normalization_core.config import parse_config
+from normalization_core.configuration.catalog import parse_catalog
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load
-from normalization_core.plan import stream_plans
-from normalization_core.source_tables import raw_table_name
+from normalization_core.passes.normalize import normalize_load
+from normalization_core.plans.source_tables import raw_table_name
+from normalization_core.plans.stream_plans import stream_plans
 from tests.conftest import CASES
 
 FIXTURES = CASES / "airbyte_fixtures"

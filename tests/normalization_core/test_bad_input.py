@@ -14,13 +14,13 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from normalization_core.conventions import system_names
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load
-from normalization_core.plan import stream_plans
+from normalization_core.naming.conventions import system_names
+from normalization_core.passes.normalize import normalize_load
+from normalization_core.plans.source_tables import raw_table_name
+from normalization_core.plans.stream_plans import stream_plans
 from normalization_core.schema import StreamSchema, TableSchema
-from normalization_core.source_tables import raw_table_name
 
 TESTS = Path(__file__).parents[1]
 MATRIX = json.loads((TESTS / "cases/bad_input/matrix.json").read_text(encoding="utf-8"))["rows"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from normalization_core.stream_settings import StreamSettings, resolve_primary_key
+from normalization_core.schema.stream_settings import StreamSettings, resolve_primary_key
 from normalization_core.errors import ConfigError
 from normalization_core.schema import schema_from_json_schema
 

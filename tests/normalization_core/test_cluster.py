@@ -74,7 +74,7 @@ def test_a_standalone_cluster_writing_to_a_bucket_equals_a_local_run(spark, tmp_
         env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
                "PYTHONPATH": str(REPO)}
         with (tmp_path / "driver.out").open("w") as out, (tmp_path / "driver.err").open("w") as err:
-            driver = subprocess.Popen([sys.executable, "-m", "normalization_core.commands", "--config", str(remote),
+            driver = subprocess.Popen([sys.executable, "-m", "lakenorm_app.commands", "--config", str(remote),
                                        "normalize"], cwd=REPO, env=env, stdout=out, stderr=err)
             killed = kill_first_executor_mid_task(cluster, driver)
             driver.wait(timeout=1200)

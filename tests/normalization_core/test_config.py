@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from normalization_core.config import ColumnHint, SchemaContract, SchemaSettings, load_config, parse_config
+from normalization_core.configuration.config import ColumnHint, SchemaContract, SchemaSettings, load_config, parse_config
+from normalization_core.configuration.config import stream_contract
 from normalization_core.errors import ConfigError
-from normalization_core.schema.contract import stream_contract
 
 
 def config_doc(tmp_path, **source):

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from normalization_core.columns import AIRBYTE, DLT, NATIVE
-from normalization_core.config import parse_config
-from normalization_core.conventions import CONVENTIONS, convention_named, get_convention, system_names
+from normalization_core.configuration.config import parse_config
+from normalization_core.naming.conventions import CONVENTIONS, convention_named, get_convention, system_names
 from normalization_core.schema.from_json_schema import LAYOUTS
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from normalization_core import data_checks as K
+from normalization_core.checks import data_checks as K
 from normalization_core.columns import NATIVE
 from normalization_core.io.delta import read_table
 

@@ -11,19 +11,19 @@ from hypothesis import strategies as st
 from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
-from normalization_core.catalog import parse_catalog
-from normalization_core.commands import main as cli_main
+from lakenorm_app.commands import main as cli_main
 from normalization_core.columns import NATIVE as N
-from normalization_core import dedup_load
-from normalization_core.dedup_load import parse_versions, scd_history, write_dedup_tables
+from normalization_core.configuration.catalog import parse_catalog
+from normalization_core.dispositions import append_dedup as dedup_load
+from normalization_core.dispositions.append_dedup import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
 from normalization_core.io import delta
 from normalization_core.io.delta import MAX_ATTEMPTS, read_table
-from normalization_core.pipeline import normalize_load
-from normalization_core.plan import StreamPlan
+from normalization_core.passes.normalize import normalize_load
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import StreamPlan
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.schema.model import root_table
-from normalization_core.source_tables import SourceTables
 from normalization_core.transform import raw as R
 from normalization_core.transform.scd import KeyRange, ScdColumns, current_columns, key_bounds, scd_columns
 from tests.normalization_core.scd_helpers import STREAM, case_config, catalog_doc, projected, table_rows

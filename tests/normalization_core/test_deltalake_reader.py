@@ -10,10 +10,10 @@ import pytest
 from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import functions as F
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.passes.normalize import normalize_load
 
 KEYS = {"_norm_loads": ["load_id", "stream"], "_norm_raw_": ["_norm_raw_id"], "_norm_versions": ["stream", "version"]}
 """Columns identifying a row: the registry's (load, stream), a raw table's raw id, else the row key."""

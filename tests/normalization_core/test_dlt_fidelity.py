@@ -16,12 +16,12 @@ import pytest
 import yaml
 from pyspark.sql import DataFrame, SparkSession
 
-from normalization_core import commands
-from normalization_core.config import LakenormConfig, load_config
+from lakenorm_app import commands
+from normalization_core.configuration.config import LakenormConfig, load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.registry import is_newest_load, normalized_load_ids
-from normalization_core.pipeline import pending_packages
-from normalization_core.source_tables import SourceTables
+from normalization_core.passes.normalize import pending_packages
+from normalization_core.plans.source_tables import SourceTables
 
 from tests.normalization_core.dlt_peer import (
     DLT_SPARK_TYPES,

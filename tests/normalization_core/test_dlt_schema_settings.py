@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normalization_core import commands
-from normalization_core.config import load_config
+from lakenorm_app import commands
+from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
 
 from tests.normalization_core.dlt_peer import DLT_SPARK_TYPES, comparable, data_columns, run_dlt, write_package

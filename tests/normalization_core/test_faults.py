@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.commands import main
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from lakenorm_app.commands import main
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from tests.normalization_core.table_snapshots import snapshot, write_config
 
 REPO = Path(__file__).parents[2]
@@ -31,7 +31,7 @@ def normalize_killed_at_first_commit(config: Path, load_id: str, warehouse: Path
     Delta commit appears; returns the new commit files."""
     before = commits(warehouse)
     env = {**os.environ, "PYTHONPATH": str(REPO), "SPARK_LOCAL_IP": "127.0.0.1"}
-    child = subprocess.Popen([sys.executable, "-m", "normalization_core.commands", "--config", str(config), "normalize",
+    child = subprocess.Popen([sys.executable, "-m", "lakenorm_app.commands", "--config", str(config), "normalize",
                               "--load-id", load_id], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + timeout

@@ -4,9 +4,9 @@ from __future__ import annotations
 import gzip
 import json
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 
 STR, INT = {"type": ["null", "string"]}, {"type": ["null", "integer"]}
 CARS_SCHEMA = {"type": "object", "properties": {

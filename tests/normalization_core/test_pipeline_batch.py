@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core import columns as C
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.errors import PackageError
 from normalization_core.io import spark as spark_settings
 from normalization_core.io.delta import read_table
-from normalization_core.io.packages import discover_packages
-from normalization_core.pipeline import loads_input_bytes, normalize_load, normalize_loads, pending_input_bytes
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.io.load_packages import discover_packages
+from normalization_core.passes.normalize import loads_input_bytes, normalize_load, normalize_loads, pending_input_bytes
 
 STREAMS = {"events": {"destination_sync_mode": "overwrite"}}
 """orders and customers: append_dedup (sample catalog); events: overwrite; the inferred stream: append."""

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import json
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import write_catalog
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load, normalize_loads
-from pipeline_assets.samples import write_catalog
+from normalization_core.passes.normalize import normalize_load, normalize_loads
 
 
 def shop(tmp_path):

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from normalization_core import commands
-from normalization_core.config import load_config
+from lakenorm_app import commands
+from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load
-from normalization_core.plan import stream_plans
-from normalization_core.source_tables import SourceTables
+from normalization_core.passes.normalize import normalize_load
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import stream_plans
 from pipeline_assets.factories import build_source_assets
 from tests.code_location import loaded_without_a_jvm
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.errors import PackageError, UnknownLoadError
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load, pending_packages
-from pipeline_assets.samples import SampleSpec, write_sample_packages
+from normalization_core.passes.normalize import normalize_load, pending_packages
 
 CREATED = "2024-06-01T00:00:00Z"
 

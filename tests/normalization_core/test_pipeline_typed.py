@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.passes.normalize import normalize_load
 
 
 def shop(tmp_path, streams=None):

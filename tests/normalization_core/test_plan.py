@@ -1,10 +1,10 @@
 """A stream's output tables and where a source's tables live, asked of one place (`plan`, `source_tables`)."""
 from __future__ import annotations
 
-from normalization_core.config import parse_config
-from normalization_core.plan import history_table, output_tables, stream_plans
-from normalization_core.source_tables import SourceTables
-from pipeline_assets.samples import write_catalog
+from lakenorm_app.samples import write_catalog
+from normalization_core.configuration.config import parse_config
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import history_table, output_tables, stream_plans
 
 
 def sample_tables(tmp_path, convention: str) -> SourceTables:

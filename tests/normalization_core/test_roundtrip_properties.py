@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from normalization_core.conventions import system_names
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load
-from normalization_core.plan import stream_plans
+from normalization_core.naming.conventions import system_names
+from normalization_core.passes.normalize import normalize_load
+from normalization_core.plans.source_tables import raw_table_name
+from normalization_core.plans.stream_plans import stream_plans
 from normalization_core.schema import TableSchema, child_tables
-from normalization_core.source_tables import raw_table_name
 
 EXAMPLES = int(os.environ.get("LAKENORM_PROPTEST_EXAMPLES", "3"))
 KEYS = ["a", "a b", "a_b", "A", "ü", "Ü", "", "value", "list", "id", "x__y", "x", "y", "日本", "😀",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.errors import ContractViolation
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 
 from tests.normalization_core.dlt_peer import dlt_contract_outcome, write_package
 

@@ -10,9 +10,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from normalization_core.columns import AIRBYTE, LOADS_DISCARDED_ROWS, LOADS_DISCARDED_VALUES
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 
 from tests.normalization_core.dlt_peer import write_package
 

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from normalization_core.columns import DLT
 from normalization_core.io.delta import is_delta_table
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 
 from tests.normalization_core.dlt_peer import dlt_contract_tables
 from tests.normalization_core.test_dlt_schema_settings import assert_same_tables, lakenorm_stream_settings

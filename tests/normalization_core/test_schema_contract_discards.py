@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 
 from tests.normalization_core.dlt_peer import dlt_contract_tables, write_package
 from tests.normalization_core.test_dlt_schema_settings import assert_same_tables

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from normalization_core import commands
-from normalization_core.config import load_config
+from lakenorm_app import commands
+from normalization_core.configuration.config import load_config
 from normalization_core.errors import NotNullViolation
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 
 from tests.normalization_core.dlt_peer import write_package
 

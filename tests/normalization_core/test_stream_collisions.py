@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.errors import ConfigError
-from normalization_core.plan import stream_plans
-from normalization_core.source_tables import raw_table_name
+from normalization_core.plans.source_tables import raw_table_name
+from normalization_core.plans.stream_plans import stream_plans
 from tests.conftest import CASES
 
 CASES_DOC = json.loads((CASES / "collisions" / "stream_tables.json").read_text(encoding="utf-8"))["cases"]

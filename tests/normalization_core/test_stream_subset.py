@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_loads
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.passes.normalize import normalize_loads
 
 
 def dlt_shop(tmp_path, warehouse: str):

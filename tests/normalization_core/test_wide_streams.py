@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from normalization_core.config import LakenormConfig, load_config
+from normalization_core.configuration.config import LakenormConfig, load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import QUICK_START_JAVA_OPTIONS, session_conf
-from normalization_core.pipeline import loads_input_bytes
+from normalization_core.passes.normalize import loads_input_bytes
 from tests.normalization_core.dlt_peer import run_dlt, table_differences, write_package
 from tests.normalization_core.table_snapshots import write_config
 from tests.normalization_core.wide_records import deep_paths, deep_record, github_events
@@ -55,7 +55,7 @@ def wide(spark, tmp_path_factory) -> WideRun:
     config = load_config(config_file)
     write_package(config.source("wide").landing, LOAD_ID, "2023-11-14T22:13:20Z", records, source="wide")
     env = {**os.environ, "PYTHONPATH": str(REPO), "SPARK_LOCAL_IP": "127.0.0.1"}
-    process = subprocess.run([sys.executable, "-m", "normalization_core.commands", "--config", str(config_file),
+    process = subprocess.run([sys.executable, "-m", "lakenorm_app.commands", "--config", str(config_file),
                               "normalize", "--load-id", LOAD_ID], cwd=REPO, env=env, capture_output=True, text=True,
                              timeout=1800)
     return WideRun(config, process, run_dlt(work / "dlt", [records]), spark)

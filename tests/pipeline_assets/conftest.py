@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from normalization_core.config import parse_config
-from pipeline_assets.samples import write_catalog
+from lakenorm_app.samples import write_catalog
+from normalization_core.configuration.config import parse_config
 
 PACKAGE_CASE = "dagster/bad_values_package.json"
 

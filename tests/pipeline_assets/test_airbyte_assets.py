@@ -5,7 +5,7 @@ import json
 
 import dagster as dg
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from pipeline_assets.definitions import build_definitions
 
 INT = {"type": "integer"}

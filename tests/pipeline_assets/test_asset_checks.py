@@ -5,15 +5,15 @@ import dagster as dg
 from delta.tables import DeltaTable
 
 from normalization_core.columns import NATIVE
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_load
-from normalization_core.plan import stream_plans
-from normalization_core.results import LoadResult, StreamResult
-from normalization_core.source_tables import SourceTables
+from normalization_core.passes.normalize import normalize_load
+from normalization_core.passes.results import LoadResult, StreamResult
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import stream_plans
 from pipeline_assets.asset_checks import (NO_ORPHANS, NO_OVERLAP, NO_REJECTED, ONE_CURRENT, ROWS_TYPED, UNIQUE_KEY,
                                         check_results, history_check_results)
-from pipeline_assets.samples import write_catalog
+from lakenorm_app.samples import write_catalog
 
 
 def evaluate(spark, config, results):

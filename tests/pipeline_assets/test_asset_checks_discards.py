@@ -7,8 +7,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.config import parse_config
-from normalization_core.pipeline import normalize_load
+from normalization_core.configuration.config import parse_config
+from normalization_core.passes.normalize import normalize_load
 from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource
 from tests.normalization_core.dlt_peer import write_package

@@ -4,13 +4,13 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from normalization_core.config import parse_config
+from lakenorm_app.demo import dagster_yaml
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
 from pipeline_assets.definitions import build_definitions
-from pipeline_assets.demo import dagster_yaml
 from pipeline_assets.factories import build_source_assets, source_job_name
 from pipeline_assets.resources import SparkSessionResource
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 STREAMS = ["customers", "events", "orders"]
 

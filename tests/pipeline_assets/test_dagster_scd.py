@@ -5,11 +5,11 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
 from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 from tests.normalization_core.scd_helpers import table_rows
 
 STREAMS = ["customers", "events", "orders"]

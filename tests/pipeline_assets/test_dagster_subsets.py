@@ -4,12 +4,12 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.pipeline import normalize_loads, pending_packages
+from normalization_core.passes.normalize import normalize_loads, pending_packages
 from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 STREAMS = ["customers", "events", "orders"]
 ORDERS_TABLES = {"_norm_raw_orders", "orders_scd", "orders", "orders__line_items", "orders__line_items__discounts",

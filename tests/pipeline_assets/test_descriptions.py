@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import dagster as dg
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import write_catalog
+from normalization_core.configuration.config import parse_config
 from pipeline_assets.definitions import build_definitions
-from pipeline_assets.samples import write_catalog
 
 
 def specs_of(tmp_path) -> dict[str, dg.AssetSpec]:

@@ -13,10 +13,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table, table_version
-from normalization_core.plan import stream_plans
-from normalization_core.source_tables import SourceTables
+from normalization_core.plans.source_tables import SourceTables
+from normalization_core.plans.stream_plans import stream_plans
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource

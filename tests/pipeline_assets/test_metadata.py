@@ -72,7 +72,7 @@ def test_every_table_reports_counts_schema_lineage_and_nulled_values(spark, bad_
 
 
 def test_a_typed_tables_per_load_metadata_shows_what_the_contract_discarded():
-    from normalization_core.results import LoadResult, StreamResult
+    from normalization_core.passes.results import LoadResult, StreamResult
     from normalization_core.transform.discard import DiscardedCounts
     from pipeline_assets.metadata import typed_load_counts
 

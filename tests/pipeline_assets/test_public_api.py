@@ -5,10 +5,10 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import pipeline_assets
 from normalization_core import api
+import pipeline_assets
 
-PUBLIC = {"normalization_core.api", "normalization_core.commands"}
+PUBLIC = {"normalization_core.api", "lakenorm_app.commands"}
 
 
 def library_imports(path: Path) -> Iterator[str]:

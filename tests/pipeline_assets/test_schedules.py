@@ -5,13 +5,13 @@ import dagster as dg
 import pytest
 from delta.tables import DeltaTable
 
+from lakenorm_app.demo import write_demo_files
+from lakenorm_app.samples import SampleSpec, write_sample_packages
 from normalization_core.api import SourceTables, known_streams, stream_plans
-from normalization_core.config import load_config
+from normalization_core.configuration.config import load_config
 from normalization_core.io.maintenance import table_row_count
-from normalization_core.pipeline import normalize_load
+from normalization_core.passes.normalize import normalize_load
 from pipeline_assets.definitions import build_definitions, defs
-from pipeline_assets.demo import write_demo_files
-from pipeline_assets.samples import SampleSpec, write_sample_packages
 from pipeline_assets.schedules import maintained_tables
 from tests.pipeline_assets.conftest import write_case_package
 

@@ -5,10 +5,10 @@ import dagster as dg
 import pytest
 from delta.tables import DeltaTable
 
-from normalization_core.config import parse_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
 from pipeline_assets.definitions import build_definitions
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
 
 TYPED = ["customers", "customers_scd", "events", "orders", "orders_scd", "orders__line_items",
          "orders__line_items__discounts", "orders__tags"]

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.errors import PackageError
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_loads, pending_packages
+from normalization_core.passes.normalize import normalize_loads, pending_packages
 
 DAY = "2024_06_01_1717200000000"
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from normalization_core.config import INPUT_KINDS
+from normalization_core.configuration.config import INPUT_KINDS
 from normalization_core.inputs import get_input
 from normalization_core.inputs.airbyte_destination import file_epoch, record_version
 from normalization_core.inputs.base import valid_load_id
 from normalization_core.inputs.ledger import ledger_table
-from normalization_core.io.packages import LOAD_ID_PATTERN
+from normalization_core.io.load_packages import LOAD_ID_PATTERN
 
 
 @pytest.mark.parametrize("text, load_id", [

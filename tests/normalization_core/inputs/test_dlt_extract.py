@@ -9,12 +9,12 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from normalization_core import commands
-from normalization_core.config import parse_config
+from lakenorm_app import commands
+from normalization_core.configuration.config import parse_config
 from normalization_core.inputs import source_input
 from normalization_core.io.delta import read_table
-from normalization_core.io.packages import Discovery
-from normalization_core.pipeline import normalize_loads, pending_packages
+from normalization_core.io.load_packages import Discovery
+from normalization_core.passes.normalize import normalize_loads, pending_packages
 
 dlt = pytest.importorskip("dlt")
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")

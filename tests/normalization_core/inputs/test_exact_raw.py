@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.config import parse_config
-from normalization_core.conventions import system_names
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_loads, pending_packages
-from normalization_core.rebuild import rebuild_stream
-from normalization_core.source_tables import SourceTables
+from normalization_core.naming.conventions import system_names
+from normalization_core.passes.normalize import normalize_loads, pending_packages
+from normalization_core.passes.rebuild import rebuild_stream
+from normalization_core.plans.source_tables import SourceTables
 
 CASE = json.loads((Path(__file__).parents[2] / "cases" / "raw" / "exact_records.json").read_text(encoding="utf-8"))
 TEXTS = [r["text"] for r in CASE["records"]]

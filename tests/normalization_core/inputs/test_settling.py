@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.inputs import source_input
 from normalization_core.inputs.listing import FileEntry
 from normalization_core.inputs.settling import settling_text, split_settled
-from normalization_core.io.packages import Settling
+from normalization_core.io.load_packages import Settling
 
 CASES = json.loads((Path(__file__).parents[2] / "cases" / "inputs" / "settling_text.json").read_text())["cases"]
 

@@ -103,7 +103,7 @@ def loaded_from_archive(tmp_path: Path, classes: list[str], java_options: str = 
 @pytest.mark.slow
 def test_the_archive_make_recorded_is_current_and_a_new_driver_maps_spark_and_delta_from_it(tmp_path, monkeypatch):
     monkeypatch.delenv(JARS_DIR_ENV, raising=False)
-    assert current_archive() == jars_dir() / ARCHIVE_FILE, "make records it: python -m pipeline_assets.class_archive"
+    assert current_archive() == jars_dir() / ARCHIVE_FILE, "make records it: python -m lakenorm_app.record_classes"
     mapped = loaded_from_archive(tmp_path, ["org.apache.spark.SparkContext", "org.apache.spark.sql.delta.DeltaLog",
                                             "org.apache.spark.sql.delta.OptimisticTransactionImpl"])
     assert mapped == dict.fromkeys(mapped, True)

@@ -19,13 +19,13 @@ import pytest
 import yaml
 from deltalake import DeltaTable
 
-from normalization_core.config import load_config
+from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.configuration.config import load_config
 from normalization_core.errors import LakenormError
 from normalization_core.io import engine
 from normalization_core.io.spark import build_spark_session, remote_address
-from normalization_core.pipeline import normalize_loads
-from normalization_core.source_tables import SourceTables
-from pipeline_assets.samples import SampleSpec, write_catalog, write_sample_packages
+from normalization_core.passes.normalize import normalize_loads
+from normalization_core.plans.source_tables import SourceTables
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE = "shop"
@@ -95,10 +95,10 @@ def write_project(root: Path, spark: dict) -> Path:
 
 CLIENT = """
 import json, sys
-from normalization_core.config import load_config
+from normalization_core.configuration.config import load_config
 from normalization_core.io.connect import is_connect
 from normalization_core.io.spark import build_spark_session
-from normalization_core.pipeline import normalize_loads
+from normalization_core.passes.normalize import normalize_loads
 
 config = load_config(sys.argv[1])
 spark = build_spark_session(config.spark)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from normalization_core.errors import PackageError
-from normalization_core.io.packages import discover_packages, find_package
+from normalization_core.io.load_packages import discover_packages, find_package
 
 SOURCE = "shop"
 

@@ -7,7 +7,7 @@ import pytest
 
 from normalization_core.naming import AirbyteNaming
 
-from normalization_core.conventions import get_convention
+from normalization_core.naming.conventions import get_convention
 from normalization_core.naming.airbyte import hash_json_path, strip_accents, transform_standard_naming, truncate_middle
 
 

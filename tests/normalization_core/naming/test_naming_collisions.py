@@ -7,7 +7,7 @@ import pytest
 
 from normalization_core.naming import NameCollision, assign_names
 
-from normalization_core.conventions import get_convention
+from normalization_core.naming.conventions import get_convention
 from normalization_core.naming.base import compute_tag
 
 

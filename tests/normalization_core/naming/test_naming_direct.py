@@ -8,7 +8,7 @@ import pytest
 
 from normalization_core.naming import DirectNaming
 
-from normalization_core.conventions import get_convention
+from normalization_core.naming.conventions import get_convention
 
 dlt_direct = pytest.importorskip("dlt.common.normalizers.naming.direct")
 CASES = json.loads((Path(__file__).parents[2] / "cases/naming/direct.json").read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from normalization_core.naming import AirbyteNaming, NamingConvention, assign_names
 
-from normalization_core.conventions import get_convention
+from normalization_core.naming.conventions import get_convention
 
 SNAKE_LEGAL = re.compile(r"^[a-z_][a-z0-9_]*$")
 AIRBYTE_LEGAL = re.compile(r"^[a-z0-9_]+$")

@@ -10,7 +10,7 @@ from normalization_core.naming import (
     NamingConvention,
     SnakeCaseNaming,
 )
-from normalization_core.conventions import get_convention
+from normalization_core.naming.conventions import get_convention
 
 
 class UpperNaming(NamingConvention):

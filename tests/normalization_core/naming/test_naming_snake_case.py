@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from normalization_core.conventions import get_convention
 from normalization_core.naming.base import compute_tag, shorten_with_tag, trim_and_tag
+from normalization_core.naming.conventions import get_convention
 from normalization_core.naming.snake_case import break_path, shorten_path
 
 SNAKE_CASE = ["native", "dlt"]

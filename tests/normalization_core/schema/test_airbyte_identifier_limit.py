@@ -9,11 +9,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalization_core.stream_settings import StreamSettings
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
+from normalization_core.schema.stream_settings import StreamSettings
+from normalization_core.plans.stream_plans import StreamPlan
+from normalization_core.plans.table_names import disambiguate_tables
 from normalization_core.schema import schema_from_json_schema
-from normalization_core.stream_collisions import disambiguate_tables
-from normalization_core.plan import StreamPlan
 
 LIMITS = [40, 63, 100]
 LONG = "postgres_has_a_64_characters_limit_to_table_names_but_other_destinations_are_fine"

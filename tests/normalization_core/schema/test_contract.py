@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from normalization_core.config import SchemaContract
+from normalization_core.configuration.config import SchemaContract
 from normalization_core.errors import ContractViolation
 from normalization_core.schema.contract import apply_contract, check_contract, schema_changes
 from normalization_core.schema.inference import evolve, infer_schema

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from lakenorm_app.samples import sample_catalog
 from normalization_core.errors import ConfigError
 from normalization_core.naming.base import compute_tag
 from normalization_core.schema import (
@@ -18,7 +19,6 @@ from normalization_core.schema import (
     schema_from_json_schema,
     schema_hash,
 )
-from pipeline_assets.samples import sample_catalog
 
 CASES = Path(__file__).resolve().parents[2] / "cases" / "typing"
 TYPE_CASES = json.loads((CASES / "json_schema_types.json").read_text(encoding="utf-8"))["cases"]

@@ -11,12 +11,12 @@ from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
 
-from normalization_core.conventions import system_names
+from normalization_core.naming.conventions import system_names
 from normalization_core.schema import StreamSchema, find_table, lineage, schema_from_json_schema
 from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.parse import parse_records
 from normalization_core.transform.raw import raw_schema
-from pipeline_assets.samples import sample_catalog
+from lakenorm_app.samples import sample_catalog
 
 NATIVE = system_names("native")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.config import parse_config
+from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.pipeline import normalize_loads
+from normalization_core.passes.normalize import normalize_loads
 from tests.normalization_core.dlt_peer import DLT_SPARK_TYPES, data_columns, run_dlt
 
 pytest.importorskip("dlt")

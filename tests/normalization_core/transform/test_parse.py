@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from normalization_core.conventions import system_names
+from normalization_core.naming.conventions import system_names
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.transform import parse
 from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
 
-from normalization_core.conventions import system_names
+from normalization_core.naming.conventions import system_names
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.transform.nesting import typed_root, typed_tables
 from normalization_core.transform.parse import parse_records

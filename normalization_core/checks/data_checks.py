@@ -1,0 +1,134 @@
+"""Data checks on written tables (SPEC §8), as Spark functions returning small results.
+
+Each check aggregates on the executors and collects only counters and at most `MAX_OFFENDING`
+offending keys (metadata, not data). Callers pass DataFrames read from Delta; a check scoped to
+load IDs filters on the load ID column first, so Delta skips the files of other loads by their stats.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from normalization_core.columns import SystemNames
+from normalization_core.schema.model import TableSchema
+
+ROWS_TYPED = "rows_typed_per_load"
+NO_ORPHANS = "no_orphan_child_rows"
+UNIQUE_KEY = "primary_key_unique"
+ONE_CURRENT = "one_current_version_per_key"
+NO_OVERLAP = "non_overlapping_validity"
+NO_REJECTED = "no_rejected_lines"
+"""The checks' names (a disposition says which of its tables get which: `Disposition.checks`)."""
+
+MAX_OFFENDING = 20
+_KEY = "#key"
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """Whether a check held, how many keys broke it and up to `MAX_OFFENDING` of them."""
+
+    passed: bool
+    failures: int
+    offending: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _outcome(failing: DataFrame, counts: dict[str, int] | None = None) -> CheckOutcome:
+    """`failing` has one row per offending key in column `_KEY`; counts the rows and keeps a sample."""
+    sample = failing.select(F.col(_KEY).cast("string").alias(_KEY)).orderBy(_KEY).limit(MAX_OFFENDING)
+    total = failing.count()
+    offending = tuple(r[_KEY] for r in sample.collect()) if total else ()  # <= MAX_OFFENDING keys: metadata
+    return CheckOutcome(total == 0, total, offending, counts or {})
+
+
+def _of_loads(df: DataFrame, load_column: str, load_ids: Sequence[str] | None) -> DataFrame:
+    return df if load_ids is None else df.where(F.col(load_column).isin(list(load_ids)))
+
+
+def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, load_ids: Sequence[str],
+                        discarded_rows: Mapping[str, int] | None = None) -> CheckOutcome:
+    """Every valid raw line of each load became exactly one root row (nothing dropped, nothing doubled), less
+    the rows a schema contract discarded (`discarded_rows` per load ID: raw keeps them, SPEC §5.4).
+
+    Offending keys are the load IDs whose counts differ.
+    """
+    valid = (_of_loads(raw, names.load_id, load_ids).where(F.col(names.error).isNull())
+             .groupBy(names.load_id).agg(F.count(F.lit(1)).alias("valid")))
+    typed = _of_loads(root, names.load_id, load_ids).groupBy(names.load_id).agg(F.count(F.lit(1)).alias("typed"))
+    per_load = (valid.join(typed, names.load_id, "full_outer")
+                .select(F.col(names.load_id).alias(_KEY), F.coalesce("valid", F.lit(0)).alias("valid"),
+                        F.coalesce("typed", F.lit(0)).alias("typed")))
+    rows = per_load.collect()  # one row per load ID of the run: metadata
+    discarded = discarded_rows or {}
+    bad = sorted(r[_KEY] for r in rows if r["valid"] - discarded.get(r[_KEY], 0) != r["typed"])
+    counts = {"valid_raw_lines": sum(r["valid"] for r in rows), "typed_rows": sum(r["typed"] for r in rows)}
+    if discarded:
+        counts["discarded_rows"] = sum(discarded.get(r[_KEY], 0) for r in rows)
+    return CheckOutcome(not bad, len(bad), tuple(bad[:MAX_OFFENDING]), counts)
+
+
+def orphan_child_rows(child: DataFrame, parent: DataFrame, names: SystemNames, parent_table: str | TableSchema,
+                      child_table: str | TableSchema, load_ids: Sequence[str] | None = None) -> CheckOutcome:
+    """Child rows whose parent key is not a row key of the parent table. Offending keys: the child rows' keys.
+
+    With `load_ids`, both sides are limited to those loads: a child row and its parent come from the
+    same record, hence the same load (append and overwrite tables). Tables are given by name, or as their
+    documents (which name their keys under `airbyte`).
+    """
+    parent_key = names.row_id(parent_table)
+    link = names.parent_key(child_table) if isinstance(child_table, dict) else names.parent_id(_name(parent_table))
+    keys = _of_loads(parent, names.load_id, load_ids).select(F.col(parent_key).alias("#parent"))
+    children = _of_loads(child, names.load_id, load_ids)
+    orphans = children.join(keys, children[link] == keys["#parent"], "left_anti")
+    return _outcome(orphans.select(F.col(names.row_id(child_table)).alias(_KEY)))
+
+
+def _name(table: str | TableSchema) -> str:
+    return table if isinstance(table, str) else table["name"]
+
+
+def _key_text(columns: Sequence[str]) -> Column:
+    """A readable key for reports (`a=1, b=x`); comparisons always use the columns themselves."""
+    return F.concat_ws(", ", *[F.concat(F.lit(f"{c}="), F.coalesce(F.col(c).cast("string"), F.lit("NULL")))
+                               for c in columns])
+
+
+def unique_primary_key(current: DataFrame, key_columns: Sequence[str]) -> CheckOutcome:
+    """No primary key (compared column by column) appears twice. Offending keys: the duplicated keys."""
+    duplicated = current.groupBy(*key_columns).agg(F.count(F.lit(1)).alias("n")).where(F.col("n") > 1)
+    return _outcome(duplicated.select(_key_text(key_columns).alias(_KEY)))
+
+
+def one_current_version(history: DataFrame, current: DataFrame, names: SystemNames,
+                        table: str | TableSchema) -> CheckOutcome:
+    """Each key has at most one current version in history, and the current table holds exactly
+    the current versions (by row key). Offending keys: `unique_key` values, or row keys of the
+    current table that history does not mark current (and vice versa)."""
+    row_id = names.row_id(table)
+    current_flag = F.coalesce(F.col(names.is_current), F.lit(False))
+    several = (history.groupBy(names.unique_key).agg(F.count_if(current_flag).alias("n")).where(F.col("n") > 1)
+               .select(F.col(names.unique_key).alias(_KEY)))
+    marked = history.where(current_flag).select(F.col(row_id).alias(_KEY))
+    shown = current.select(F.col(row_id).alias(_KEY))
+    mismatched = marked.join(shown, _KEY, "left_anti").unionByName(shown.join(marked, _KEY, "left_anti"))
+    return _outcome(several.unionByName(mismatched))
+
+
+def non_overlapping_validity(history: DataFrame, names: SystemNames) -> CheckOutcome:
+    """Per key, ordered by valid_from (NULL first), each version ends (valid_to not NULL) no later
+    than the next one starts; only the newest may stay open. Offending keys: `unique_key` values."""
+    order = Window.partitionBy(names.unique_key).orderBy(
+        F.col(names.valid_from).asc_nulls_first(), F.col(names.valid_to).asc_nulls_last())
+    following = F.lead(names.valid_from).over(order)
+    has_next = F.lead(F.lit(1)).over(order).isNotNull()
+    versions = history.select(names.unique_key, names.valid_from, names.valid_to,
+                              has_next.alias("#has_next"), following.alias("#next_from"))
+    overlaps = (F.col("#has_next") & (F.col(names.valid_to).isNull()
+                                       | (F.col(names.valid_to) > F.col("#next_from"))))
+    reversed_interval = F.col(names.valid_to) < F.col(names.valid_from)
+    bad = versions.where(overlaps | reversed_interval).select(F.col(names.unique_key).alias(_KEY)).distinct()
+    return _outcome(bad)

@@ -1,0 +1,18 @@
+"""What a source's landing holds, read without normalizing: its complete packages and its streams."""
+from __future__ import annotations
+
+from normalization_core.configuration.catalog import source_catalog
+from normalization_core.configuration.config import LakenormConfig, SourceConfig
+from normalization_core.inputs import source_input
+from normalization_core.io.load_packages import Discovery
+
+
+def landed_packages(config: LakenormConfig, source: SourceConfig) -> Discovery:
+    """Complete units in the landing (any input kind) not yet in the file ledger, and the rejected ones."""
+    return source_input(source).discover(config, source)
+
+
+def known_streams(config: LakenormConfig, source: SourceConfig) -> list[str]:
+    """Streams of the catalog, of the configuration's overrides and `schema_file`, and of the packages landed so far."""
+    landed = source_input(source).landed_streams(config, source)
+    return sorted(set(source_catalog(source)) | set(source.streams) | set(source.schemas) | landed)

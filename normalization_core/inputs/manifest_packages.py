@@ -1,0 +1,28 @@
+"""The `packages` input kind: lakenorm's own manifest packages (SPEC §2.1), unchanged."""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from normalization_core.configuration.config import LakenormConfig, SourceConfig
+from normalization_core.inputs.base import InputKind
+from normalization_core.io.load_packages import Discovery, LoadPackage, discover_packages, find_package
+from normalization_core.io.reader import read_package_lines
+from normalization_core.transform import raw as R
+
+
+class ManifestPackages(InputKind):
+    name = "packages"
+
+    def discover(self, config: LakenormConfig, source: SourceConfig) -> Discovery:
+        return discover_packages(source.landing, source.name)
+
+    def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
+        return find_package(source.landing, source.name, load_id)
+
+    def classify(self, spark: SparkSession, package: LoadPackage) -> DataFrame:
+        lines = read_package_lines(spark, package)
+        created = F.lit(package.created_at).cast("timestamp")
+        if package.format == "airbyte":
+            return R.airbyte_lines(lines, created)
+        return R.record_lines(lines, created)
