@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from normalization_core.columns import NATIVE as N
 from normalization_core.configuration.catalog import parse_catalog
 from normalization_core.configuration.config import LakenormConfig, parse_config
-from normalization_core.dedup_load import rebuild_dedup_tables, write_dedup_tables
+from normalization_core.dispositions.append_dedup import rebuild_dedup_tables, write_dedup_tables
 from normalization_core.io.spark import build_spark_session
 from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.stream_plans import StreamPlan
