@@ -36,6 +36,7 @@ from normalization_core.api import (
     settling_text,
     stream_plans,
 )
+from normalization_core.io.engine_runs import serving
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,11 @@ def cmd_normalize(args: argparse.Namespace) -> int:
     if args.wait is not None and args.load_id:
         raise LakenormError("--wait waits for the files of pending loads that are still settling; it does not "
                             "combine with --load-id (a named load is normalized as it is now)")
+    with serving(config.spark, on_recycle=lambda text: print(f"lakenorm: {text}", file=sys.stderr, flush=True)):
+        return _normalize(args, config, sources)
+
+
+def _normalize(args: argparse.Namespace, config: LakenormConfig, sources: list[SourceConfig]) -> int:
     spark = build_spark_session(config.spark, input_bytes=_loads_bytes(config, sources, args.load_id))
     if args.load_id:
         return 1 if sum(normalize_and_report(spark, config, s, list(args.load_id)) for s in sources) else 0
