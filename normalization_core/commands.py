@@ -239,6 +239,9 @@ def cmd_engine(args: argparse.Namespace) -> int:
     spark_conf = load_config(args.config).spark if has_config else {"master": "local[2]"}
     host, port = engine.engine_address(spark_conf)
     host, port = args.host or host, args.port or port
+    if args.if_remote and not spark_conf.get("remote"):
+        print("engine: not used (the configuration names no spark.remote)")
+        return 0
     if args.action == "start":
         started = time.time()
         running = engine.start(spark_conf, host=host, port=port)
@@ -282,7 +285,9 @@ CORE_COMMANDS: tuple[Command, ...] = (
             cmd_engine, (
                 option("action", choices=("start", "status", "stop")),
                 option("--port", type=int, help="port to listen on (default: spark.remote's, else 15002)"),
-                option("--host", help="address to listen on (default: spark.remote's host, else 127.0.0.1)"))),
+                option("--host", help="address to listen on (default: spark.remote's host, else 127.0.0.1)"),
+                option("--if-remote", action="store_true",
+                       help="only when the configuration names a spark.remote (`make ui`): else do nothing"))),
 )
 
 
