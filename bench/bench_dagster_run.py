@@ -114,6 +114,8 @@ def main() -> None:
     os.environ["DAGSTER_HOME"] = str(root / "dagster_home")
     if args.engine_port:
         start_engine(config, root, args.engine_port)
+    with dg.DagsterInstance.get():  # its storage created here: the daemon's code server creating it at the same
+        pass                        # time failed with alembic's "more than one head" (no run then)
     daemon = start_daemon(root)
     try:
         with dg.DagsterInstance.get() as instance:
