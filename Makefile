@@ -39,11 +39,14 @@ bench-small: $(BENCH_STAMP) $(JARS) $(CLASSES)
 	$(PY) bench/bench_small.py
 
 # Started from inside $(DAGSTER_HOME): `dagster dev` warns when the working folder holds a dagster.yaml
-# (the repository's template, copied there by `make demo`) that is not DAGSTER_HOME's.
+# (the repository's template, copied there by `make demo`) that is not DAGSTER_HOME's. A configuration with
+# `spark: {remote: sc://...}` gets its engine started first (if down; it keeps running after the UI stops:
+# `lakenorm engine stop`); every run is then its client.
+UI_CONFIG := $(CURDIR)/.lakenorm/lakenorm.yaml
 ui: $(STAMP) $(JARS) $(CLASSES)
 	mkdir -p $(DAGSTER_HOME) && test -f $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/
-	cd $(DAGSTER_HOME) && LAKENORM_CONFIG=$(CURDIR)/.lakenorm/lakenorm.yaml \
-		$(CURDIR)/$(VENV)/bin/dagster dev -w $(CURDIR)/workspace.yaml
+	test ! -f $(UI_CONFIG) || $(VENV)/bin/lakenorm --config $(UI_CONFIG) engine start --if-remote
+	cd $(DAGSTER_HOME) && LAKENORM_CONFIG=$(UI_CONFIG) $(CURDIR)/$(VENV)/bin/dagster dev -w $(CURDIR)/workspace.yaml
 
 # The whole deployment on this machine, every service on loopback (deploy/README.md): PostgreSQL, an S3 server,
 # a Spark master and 2 workers, dagster-daemon and dagster-webserver. State, pids and logs in .lakenorm/stack.

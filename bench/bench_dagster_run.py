@@ -27,6 +27,8 @@ from dagster._core.definitions.run_request import InstigatorType  # not exported
 
 from lakenorm_app.demo import SOURCE, land_missing_packages, write_demo_files
 from lakenorm_app.samples import SampleSpec
+from normalization_core.configuration.config import load_config
+from normalization_core.io import engine
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
@@ -45,6 +47,18 @@ def start_daemon(root: Path) -> subprocess.Popen:
     log = open(root / "daemon.log", "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen([daemon, "run", "-w", str(REPO / "workspace.yaml")], cwd=home, env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def start_engine(config: Path, root: Path, port: int) -> None:
+    """The configuration's runs made clients of an engine started now (`lakenorm engine start`); the daemon's runs
+    inherit `LAKENORM_ENGINE_DIR` (their leases)."""
+    settings = yaml.safe_load(config.read_text())
+    settings["spark"]["remote"] = f"sc://127.0.0.1:{port}"
+    config.write_text(yaml.safe_dump(settings, sort_keys=False))
+    os.environ[engine.ENGINE_DIR_ENV] = str(root / "engine")
+    started = time.monotonic()
+    engine.start(load_config(config).spark, port=port)
+    print(f"engine cold start: {time.monotonic() - started:.1f} s", flush=True)
 
 
 def wait_for_runs(instance: dg.DagsterInstance, count: int, timeout: float) -> list[dg.RunRecord]:
@@ -86,6 +100,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900, help="seconds to wait for each run")
     parser.add_argument("--java-options", default="", help="the runs' driver JVM options, e.g. "
                         "'-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m'")
+    parser.add_argument("--engine-port", type=int, help="runs through an engine (Spark Connect) started on this "
+                        "loopback port for the benchmark and stopped after it (its cold start printed)")
     args = parser.parse_args()
     root = args.out.resolve()
     shutil.rmtree(root, ignore_errors=True)
@@ -96,6 +112,10 @@ def main() -> None:
         settings["spark"]["spark.driver.extraJavaOptions"] = args.java_options
         config.write_text(yaml.safe_dump(settings, sort_keys=False))
     os.environ["DAGSTER_HOME"] = str(root / "dagster_home")
+    if args.engine_port:
+        start_engine(config, root, args.engine_port)
+    with dg.DagsterInstance.get():  # its storage created here: the daemon's code server creating it at the same
+        pass                        # time failed with alembic's "more than one head" (no run then)
     daemon = start_daemon(root)
     try:
         with dg.DagsterInstance.get() as instance:
@@ -107,8 +127,11 @@ def main() -> None:
     finally:
         os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(timeout=60)
+        if args.engine_port:
+            engine.stop()
     columns = ["run created", *EVENTS]
     jvm = f", JVM options `{args.java_options}`" if args.java_options else ""
+    jvm += f", through the engine at port {args.engine_port}" if args.engine_port else ""
     print(f"| run ({args.records:,} records per stream, {os.cpu_count()} cores{jvm}) | status | "
           + " | ".join(f"{c} s" for c in columns) + " |")
     print("|---|---|" + "---|" * len(columns))

@@ -8,6 +8,10 @@ generated once. Then, one after another on the same files:
   (its MERGEs read the first one's history);
 - lakenorm in a warm session: the first package untimed, then the second, with the Spark jobs and Delta
   commits it ran;
+- lakenorm through the engine (`spark: {remote: ...}`, issue 34): the engine's cold start (`lakenorm engine
+  start`, once per machine), a warm-up of both packages into a warehouse of its own, then the whole `lakenorm
+  normalize` client process for the first package into a fresh warehouse and then the second; the engine is
+  stopped at the end;
 - real dlt (`bench/peer_dlt.py`), whole process, the first package, Delta tables, `merge` for the dedup streams;
 - DuckDB + delta-rs (`bench/peer_duckdb.py`), whole process, the first package's four order tables.
 Prints a Markdown table; results go to BENCHMARKS.md by hand, with the command.
@@ -25,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from normalization_core.configuration.config import load_config
+from normalization_core.io import engine
 from normalization_core.io.load_packages import discover_packages
 from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_load
@@ -58,10 +63,11 @@ def prepare(out: Path, records: int) -> tuple[Path, list[str]]:
     return landing, load_ids
 
 
-def config_file(out: Path, name: str, java_options: str = "") -> Path:
+def config_file(out: Path, name: str, java_options: str = "", remote: str | None = None) -> Path:
     path = out / f"{name}.yaml"
     shutil.rmtree(out / name, ignore_errors=True)
-    spark = {"master": "local[2]", **({"spark.driver.extraJavaOptions": java_options} if java_options else {})}
+    spark = {"master": "local[2]", **({"spark.driver.extraJavaOptions": java_options} if java_options else {}),
+             **({"remote": remote} if remote else {})}
     path.write_text(yaml.safe_dump({"warehouse": name, "sources": [
         {"name": "shop", "landing": "landing", "catalog": "catalog.json"}], "spark": spark}))
     return path
@@ -74,6 +80,29 @@ def lakenorm_cold(out: Path, load_ids: list[str], java_options: str) -> list[Mea
     for n, load_id in enumerate(load_ids, 1):
         seconds, _ = timed_process([lakenorm, "--config", str(config), "normalize", "--load-id", load_id])
         measures.append(Measure(f"lakenorm normalize, whole process, package {n}", seconds))
+    return measures
+
+
+def lakenorm_engine(out: Path, load_ids: list[str], port: int) -> list[Measure]:
+    """The engine's cold start, then whole client processes against it once warm (see the module's text)."""
+    lakenorm = str(Path(sys.executable).parent / "lakenorm")
+    os.environ[engine.ENGINE_DIR_ENV] = str(out / "engine")
+    warmup = config_file(out, "engine_warmup", remote=f"sc://127.0.0.1:{port}")
+    engine.stop()
+    try:
+        seconds, printed = timed_process([lakenorm, "--config", str(warmup), "engine", "start"])
+        measures = [Measure("engine cold start (`lakenorm engine start`, once per machine)", seconds, printed.strip()
+                            .split(" (")[0])]
+        for n, load_id in enumerate(load_ids, 1):
+            seconds, _ = timed_process([lakenorm, "--config", str(warmup), "normalize", "--load-id", load_id])
+            measures.append(Measure(f"lakenorm normalize through the fresh engine, warm-up, package {n}", seconds))
+        config = config_file(out, "engine_warm", remote=f"sc://127.0.0.1:{port}")
+        for n, load_id in enumerate(load_ids, 1):
+            seconds, _ = timed_process([lakenorm, "--config", str(config), "normalize", "--load-id", load_id])
+            measures.append(Measure(f"lakenorm normalize client process, warm engine, package {n}", seconds,
+                                    f"{delta_commits(out / 'engine_warm')} Delta commits so far"))
+    finally:
+        engine.stop()
     return measures
 
 
@@ -115,10 +144,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=BENCH / "out_small")
     parser.add_argument("--java-options", default="", help="lakenorm's driver JVM options, e.g. -XX:TieredStopAtLevel=1")
     parser.add_argument("--no-peers", action="store_true", help="lakenorm only")
+    parser.add_argument("--engine-port", type=int, default=15092, help="the benchmark's engine's port (loopback)")
+    parser.add_argument("--no-engine", action="store_true", help="not through the engine")
     args = parser.parse_args()
     out = args.out.resolve()
     landing, load_ids = prepare(out, args.records)
     measures = [*lakenorm_cold(out, load_ids, args.java_options), lakenorm_warm(out, load_ids, args.java_options),
+                *([] if args.no_engine else lakenorm_engine(out, load_ids, args.engine_port)),
                 *([] if args.no_peers else peers(out))]
     jvm = f", JVM options `{args.java_options}`" if args.java_options else ""
     print(f"| measure ({args.records:,} records per stream, {os.cpu_count()} cores{jvm}) | s | detail |")

@@ -1,12 +1,14 @@
 """The whole deployment on one machine, every service on loopback:
 
-    python -m deploy.stack up      # PostgreSQL, S3 server + bucket, Spark master + 2 workers, Dagster daemon + UI
+    python -m deploy.stack up      # PostgreSQL, S3 server + bucket, Spark master + 2 workers, the engine (a Spark
+                                   # Connect server on the master), Dagster daemon + UI
     python -m deploy.stack demo    # sample packages into the bucket; the daemon's sensor runs them on the workers
     python -m deploy.stack status  # each service: pid, address, alive or not
     python -m deploy.stack down    # stops every service and forgets the stack's state (the S3 server is in memory)
 
 State under `--root` (default .lakenorm/stack): stack.json (ports), run/<service>.pid, logs/<service>.log,
-postgres/ (the instance database), spark/ (worker folders), dagster_home/, lakenorm.yaml, catalog.json.
+postgres/ (the instance database), spark/ (worker folders), engine/ (the engine's state and log), dagster_home/,
+lakenorm.yaml, catalog.json. Every run goes through the engine (`spark.remote`): one warm driver for all runs.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from deploy import services
+from normalization_core.io import engine as engines
 from normalization_core.io.jars import ensure_s3_jars
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,9 +30,10 @@ BUCKET = "lakenorm"
 SOURCE = "shop"
 # The S3 server's test credentials; a real bucket takes the environment's (see deploy/README.md).
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-PREFERRED_PORTS = {"postgres": 55432, "s3": 9000, "spark": 7077, "webserver": 3000}
+PREFERRED_PORTS = {"postgres": 55432, "s3": 9000, "spark": 7077, "engine": 15002, "webserver": 3000}
 WORKERS, WORKER_CORES, WORKER_MEMORY = 2, 2, "2g"
-SERVICES = ["s3", "spark-master", *(f"spark-worker-{i}" for i in range(WORKERS)), "dagster-daemon", "dagster-webserver"]
+SERVICES = ["s3", "spark-master", *(f"spark-worker-{i}" for i in range(WORKERS)), "engine", "dagster-daemon",
+            "dagster-webserver"]
 
 
 class Stack:
@@ -60,20 +64,28 @@ class Stack:
     def config_file(self) -> Path:
         return self.root / "lakenorm.yaml"
 
+    def engine_dir(self) -> Path:
+        return self.root / "engine"
+
     def env(self) -> dict[str, str]:
+        """The daemon's, the webserver's and (inherited) every run's environment: the runs find the engine's
+        state (their leases; recycling between runs) in `engine_dir`."""
         home = self.root / "dagster_home"
-        return {**CREDENTIALS, **services.dagster_env(home, self.config_file(), self.postgres().url)}
+        return {**CREDENTIALS, **services.dagster_env(home, self.config_file(), self.postgres().url),
+                engines.ENGINE_DIR_ENV: str(self.engine_dir())}
 
 
 def lakenorm_config(stack: Stack) -> dict:
-    """The configuration every run reads: landing and warehouse in the bucket, Spark on the standalone master."""
+    """The configuration every run reads: landing and warehouse in the bucket, every run a client of the engine,
+    whose driver runs its jobs on the standalone master."""
     ports = stack.ports()
     s3a_jars = ":".join(ensure_s3_jars())  # the workers run on this machine: its jar cache, nothing shipped
     return {
         "warehouse": f"s3a://{BUCKET}/warehouse",
         "sources": [{"name": SOURCE, "landing": f"s3a://{BUCKET}/landing/{SOURCE}", "catalog": "catalog.json"}],
-        "spark": {"master": f"spark://127.0.0.1:{ports['spark']}", "spark.cores.max": "2",
-                  "spark.executor.cores": "1", "spark.executor.memory": "512m", "spark.driver.memory": "1g",
+        "spark": {"master": f"spark://127.0.0.1:{ports['spark']}", "remote": f"sc://127.0.0.1:{ports['engine']}",
+                  "spark.cores.max": "2", "spark.executor.cores": "1", "spark.executor.memory": "512m",
+                  "spark.driver.memory": "2g",
                   "spark.driver.extraClassPath": s3a_jars, "spark.executor.extraClassPath": s3a_jars},
         "object_store": {"endpoint": f"http://127.0.0.1:{ports['s3']}", "region": "us-east-1"},
     }
@@ -95,6 +107,7 @@ def up(stack: Stack) -> int:
     start_object_store(stack, ports["s3"])
     start_spark(stack, ports["spark"])
     write_files(stack)
+    start_engine(stack)
     print("dagster-daemon (sensors, run queue) and dagster-webserver")
     workspace = REPO / "workspace.yaml"
     services.create_instance_tables(stack.env())
@@ -125,6 +138,19 @@ def start_spark(stack: Stack, port: int) -> None:
         stack.remember(f"spark-worker-{i}", worker.pid)
 
 
+def start_engine(stack: Stack) -> None:
+    """`lakenorm engine start` for the stack's configuration: a Spark Connect server whose driver takes the
+    master's executors, with the bucket's S3A settings and credentials; the daemon's runs are its clients."""
+    from normalization_core.configuration.config import load_config
+
+    spark_conf = load_config(stack.config_file()).spark
+    os.environ.update({**CREDENTIALS, "SPARK_LOCAL_IP": "127.0.0.1"})  # (the server's S3A credentials, its address)
+    host, port = engines.engine_address(spark_conf)
+    started = engines.start(spark_conf, host=host, port=port, directory=stack.engine_dir())
+    print(f"engine {started.address} (Spark Connect; its driver on the master; log {started.log})")
+    stack.remember("engine", started.pid)
+
+
 def write_files(stack: Stack) -> None:
     from lakenorm_app.samples import write_catalog
 
@@ -144,6 +170,7 @@ def status(stack: Stack) -> int:
         return 1
     ports = stack.ports()
     addresses = {"s3": f"http://127.0.0.1:{ports['s3']}", "spark-master": f"spark://127.0.0.1:{ports['spark']}",
+                 "engine": f"sc://127.0.0.1:{ports['engine']}",
                  "dagster-webserver": f"http://127.0.0.1:{ports['webserver']}"}
     print(f"{'postgres':<20} {'up' if stack.postgres().running() else 'DOWN':<5} 127.0.0.1:{ports['postgres']}")
     for service in SERVICES:
@@ -161,6 +188,7 @@ def down(stack: Stack) -> int:
         if pid is not None:
             services.stop(pid)
             stack.pid_file(service).unlink()
+    engines.stop(stack.engine_dir())  # (stopped with its group above: this forgets its state)
     stack.postgres().stop()
     # The S3 server kept the bucket in memory: the instance's records of its packages and runs go with it.
     for folder in ("postgres", "spark", "dagster_home"):

@@ -32,6 +32,7 @@ from normalization_core.api import (
     read_table,
     rebuild_stream,
     schema_document,
+    serving,
     settling_text,
     source_input_bytes,
     stream_plans,
@@ -96,6 +97,11 @@ def cmd_normalize(args: argparse.Namespace) -> int:
     if args.wait is not None and args.load_id:
         raise LakenormError("--wait waits for the files of pending loads that are still settling; it does not "
                             "combine with --load-id (a named load is normalized as it is now)")
+    with serving(config.spark, on_recycle=lambda text: print(f"lakenorm: {text}", file=sys.stderr, flush=True)):
+        return _normalize(args, config, sources)
+
+
+def _normalize(args: argparse.Namespace, config: LakenormConfig, sources: list[SourceConfig]) -> int:
     spark = build_spark_session(config.spark, input_bytes=_loads_bytes(config, sources, args.load_id))
     if args.load_id:
         return 1 if sum(normalize_and_report(spark, config, s, list(args.load_id)) for s in sources) else 0
@@ -232,6 +238,9 @@ def cmd_engine(args: argparse.Namespace) -> int:
     spark_conf = load_config(args.config).spark if has_config else {"master": "local[2]"}
     host, port = engine.engine_address(spark_conf)
     host, port = args.host or host, args.port or port
+    if args.if_remote and not spark_conf.get("remote"):
+        print("engine: not used (the configuration names no spark.remote)")
+        return 0
     if args.action == "start":
         started = time.time()
         running = engine.start(spark_conf, host=host, port=port)
@@ -275,7 +284,9 @@ CORE_COMMANDS: tuple[Command, ...] = (
             cmd_engine, (
                 option("action", choices=("start", "status", "stop")),
                 option("--port", type=int, help="port to listen on (default: spark.remote's, else 15002)"),
-                option("--host", help="address to listen on (default: spark.remote's host, else 127.0.0.1)"))),
+                option("--host", help="address to listen on (default: spark.remote's host, else 127.0.0.1)"),
+                option("--if-remote", action="store_true",
+                       help="only when the configuration names a spark.remote (`make ui`): else do nothing"))),
 )
 
 

@@ -21,6 +21,7 @@ from normalization_core.errors import ConfigError, LakenormError
 from normalization_core.inputs.landing import known_streams, landed_packages
 from normalization_core.inputs.settling import settling_text
 from normalization_core.io import engine
+from normalization_core.io.engine_runs import lost_engine_errors, serving
 from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.load_packages import Settling
@@ -64,7 +65,8 @@ __all__ = [
     "CONFIG_ENV", "ConfigError", "DEFAULT_CONFIG_FILE", "LakenormConfig", "LakenormError", "SourceConfig",
     "load_config",
     # Spark (`engine`: the local Spark Connect server)
-    "build_spark_session", "engine", "ensure_class_archive", "recording_session", "small_input_conf", "spark_session",
+    "build_spark_session", "engine", "ensure_class_archive", "lost_engine_errors", "recording_session", "serving",
+    "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
     "Disposition", "Settling", "SourceTables", "StreamPlan", "SystemNames", "TableCheck", "history_table",
     "known_streams", "landed_packages",

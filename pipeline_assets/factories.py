@@ -126,7 +126,8 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
         loads = run_load_ids(context)
         spark.start(source_input_bytes(tables, loads) if loads and selected else None)
-        results = run_streams(context, spark.spark, tables, loads, streams, selected, checked)
+        with spark.lost_engine_errors():
+            results = run_streams(context, spark.spark, tables, loads, streams, selected, checked)
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
             if per_load is not None and spec.key in context.selected_asset_keys:

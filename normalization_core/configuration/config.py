@@ -19,6 +19,7 @@ from normalization_core.configuration.schema_settings import (
 )
 from normalization_core.configuration.validation import boolean, choice, entries, mapping, no_unknown_keys
 from normalization_core.errors import ConfigError
+from normalization_core.io.engine_runs import ENGINE_MAX_MEMORY, ENGINE_MAX_RUNS
 from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
 from normalization_core.naming.conventions import CONVENTIONS, DEFAULT_CONVENTION
 from normalization_core.schema.contract import SchemaContract
@@ -250,15 +251,25 @@ def _parse_spark(doc: Any, where: str) -> dict[str, str]:
     conf = dict(DEFAULT_SPARK)
     for key, value in doc.items():
         key = "remote" if key == "spark.remote" else key  # Spark's own name for it
-        if key not in ("master", "remote") and not str(key).startswith("spark."):
-            raise ConfigError(where, f"unknown key 'spark.{key}': use 'master', 'remote' or a Spark property "
-                                     "'spark.*'")
+        if key not in ("master", "remote", *ENGINE_LIMITS) and not str(key).startswith("spark."):
+            raise ConfigError(where, f"unknown key 'spark.{key}': use 'master', 'remote', "
+                                     f"{', '.join(map(repr, ENGINE_LIMITS))} or a Spark property 'spark.*'")
+        if key in ENGINE_LIMITS and not ENGINE_LIMITS[key].fullmatch(str(value)):
+            raise ConfigError(where, f"spark.{key} {value!r}: {ENGINE_LIMIT_TEXT[key]}")
         conf[str(key)] = str(value).lower() if isinstance(value, bool) else str(value)
     if "remote" in conf and not _REMOTE.match(conf["remote"]):
         raise ConfigError(where, f"spark.remote {conf['remote']!r}: a Spark Connect address "
                                  "sc://host[:port][/;param=value]")
     return conf
 
+
+ENGINE_LIMITS = {ENGINE_MAX_RUNS: re.compile(r"[1-9][0-9]*"),
+                 ENGINE_MAX_MEMORY: re.compile(r"[1-9][0-9]*\s*([kKmMgGtT][bB]?)?")}
+"""`spark:` keys of the local engine (`lakenorm engine start`): before a run, an idle engine that has served
+`engine_max_runs` runs, or whose server holds more than `engine_max_memory` (bytes, or 4g, 6144m), is restarted
+(io/engine_runs.py)."""
+ENGINE_LIMIT_TEXT = {ENGINE_MAX_RUNS: "a positive number of runs",
+                     ENGINE_MAX_MEMORY: "a size such as 6g or 6144m (the server's resident memory)"}
 
 _REMOTE = re.compile(r"^sc://[^/:;]+(:[0-9]{1,5})?(/.*)?$")
 """`spark.remote`: a Spark Connect endpoint (`sc://host:port`, optionally `/;token=...` and other parameters).

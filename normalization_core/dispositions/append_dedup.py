@@ -215,6 +215,8 @@ def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, hi
     observed = Observation()  # to be verified over Spark Connect (see `io.delta._create_with`)
     keys = materialized(keys.observe(observed, *bounds))
     found = observed.get  # delivered by the materializing job: one row of bounds, metadata
+    if "low" not in found:  # a Spark Connect engine on a cluster delivered none for the checkpoint: one small job
+        found = keys.agg(*bounds).first().asDict()
     return keys, KeyRange(cols.keys[0], found["low"], found["high"], bool(found["nulls"]))
 
 

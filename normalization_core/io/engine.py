@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from normalization_core.errors import LakenormError
@@ -54,6 +54,8 @@ class Engine:
     port: int
     started: float
     log: str
+    conf: dict[str, str] = field(default_factory=dict)
+    """The settings it was started with (`spark:` of the configuration): a recycled engine starts with them again."""
 
     @property
     def address(self) -> str:
@@ -168,13 +170,31 @@ def start(spark_conf: Mapping[str, str] | None = None, host: str = DEFAULT_HOST,
         # spark-submit execs spark-class, which execs java: the pid is the server JVM's.
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                    env=env, cwd=directory, start_new_session=True)
-    engine = Engine(pid=process.pid, host=host, port=port, started=time.time(), log=str(log))
+    engine = Engine(pid=process.pid, host=host, port=port, started=time.time(), log=str(log),
+                    conf=dict(spark_conf or {}))
     (directory / STATE_FILE).write_text(json.dumps(asdict(engine)))
     try:
         return _wait(engine, timeout, process)
     except LakenormError:
         _terminate(engine.pid)
         raise
+
+
+def restart(engine: Engine, directory: Path | None = None, timeout: float = START_TIMEOUT_S) -> Engine:
+    """Stop the engine and start it again with its settings, at its address."""
+    stop(directory)
+    return start(engine.conf or None, host=engine.host, port=engine.port, directory=directory, timeout=timeout)
+
+
+def rss_bytes(pid: int) -> int | None:
+    """The resident memory of the process (the server JVM), None when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _wait(engine: Engine, timeout: float, process: subprocess.Popen | None = None) -> Engine:
@@ -208,8 +228,17 @@ def stop(directory: Path | None = None, timeout: float = STOP_TIMEOUT_S) -> Engi
     running = _alive(engine.pid)
     if running:
         _terminate(engine.pid, timeout)
+        _until_closed(engine.host, engine.port, timeout)
     (directory / STATE_FILE).unlink(missing_ok=True)
     return engine if running else None
+
+
+def _until_closed(host: str, port: int, timeout: float) -> None:
+    """Wait until the port no longer answers: a JVM's leader thread is a zombie before its last threads (the
+    gRPC server's) end, and a new engine on the same port is refused while they listen."""
+    deadline = time.monotonic() + timeout
+    while answers(host, port, timeout=0.5) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def _terminate(pid: int, timeout: float = STOP_TIMEOUT_S) -> None:

@@ -58,8 +58,8 @@ def unsplit_bytes(spark: SparkSession) -> int:
     Spark cuts files into splits of `min(maxPartitionBytes, max(openCostInBytes, total bytes / cores))`
     (`FilePartition.maxSplitBytes`), so a file no larger than both settings is one split, one partition. Read from
     the session's settings (no RDD, which Spark Connect lacks)."""
-    return min(_bytes(spark.conf.get("spark.sql.files.maxPartitionBytes")),
-               _bytes(spark.conf.get("spark.sql.files.openCostInBytes")))
+    return min(byte_size(spark.conf.get("spark.sql.files.maxPartitionBytes")),
+               byte_size(spark.conf.get("spark.sql.files.openCostInBytes")))
 
 
 def _one_partition(path: str, size: int, unsplit: int) -> bool:
@@ -75,7 +75,7 @@ _BYTE_UNITS = {"b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
                "t": 1 << 40, "tb": 1 << 40, "p": 1 << 50, "pb": 1 << 50}
 
 
-def _bytes(setting: str | None) -> int:
+def byte_size(setting: str | None) -> int:
     """A Spark byte-size setting (`134217728`, `128MB`, `4m`) in bytes."""
     found = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", setting or "")
     if found is None or found.group(2).lower() not in {"", *_BYTE_UNITS}:

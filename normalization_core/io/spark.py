@@ -100,7 +100,7 @@ def session_conf(spark_conf: Mapping[str, str], input_bytes: int | None = None) 
     for key, value in spark_conf.items():
         if key in _JAVA_OPTIONS:  # the user's JVM options come after lakenorm's (UTC), instead of dropping them
             conf[key] = f"{conf[key]} {value}"
-        elif key not in ("master", REMOTE):
+        elif key.startswith("spark."):  # (not `master`, `remote`, the engine's limits)
             conf[key] = value
     driver = conf["spark.driver.extraJavaOptions"]
     if input_bytes is not None and input_bytes < SMALL_INPUT_BYTES and "Tiered" not in driver:
@@ -159,6 +159,9 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
     return spark
 
 
+CONNECT_RETRIES = {"max_retries": 5, "initial_backoff": 500, "backoff_multiplier": 2.0, "max_backoff": 4000}
+"""A call the engine does not answer is tried again for ~12 s (Connect's default: 10 minutes), then fails: a run
+that lost its engine says so (`io.engine_runs.lost_engine_errors`) instead of waiting."""
 _CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 _CONNECT_SESSIONS: dict[str, SparkSession] = {}
 """This process's Spark Connect client session per address."""
@@ -180,6 +183,7 @@ def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
         raise LakenormError(f"no Spark Connect engine answers at {remote} ({err.strerror or err}): start it with "
                             "`lakenorm engine start`, or fix spark.remote in the configuration") from None
     try:
+        from pyspark.sql.connect.client.retries import DefaultPolicy
         from pyspark.sql.connect.session import SparkSession as ConnectSession
     except ImportError as err:
         raise LakenormError(f"a Spark Connect session needs pyspark's connect packages: {err}") from None
@@ -198,6 +202,7 @@ def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
             if key.startswith("spark.") and not key.startswith(_HADOOP_PREFIX):
                 builder = builder.config(key, value)
         spark = _CONNECT_SESSIONS[remote] = builder.create()
+        spark.client.set_retry_policies([DefaultPolicy(**CONNECT_RETRIES)])
     if uses_s3a(spark_conf):
         _join_s3a(spark, spark_conf)
     return spark

@@ -13,18 +13,20 @@ from normalization_core.configuration.config import load_config
 
 
 def test_the_stacks_configuration_is_valid_and_points_at_its_services(tmp_path):
-    ports = {"postgres": 5, "s3": 6, "spark": 7, "webserver": 8}
+    ports = {"postgres": 5, "s3": 6, "spark": 7, "engine": 9, "webserver": 8}
     (tmp_path / "dagster_home").mkdir()
     (tmp_path / "stack.json").write_text(json.dumps({"ports": ports}))
     stack = Stack(tmp_path)
     write_files(stack)
     config = load_config(stack.config_file())
     assert config.spark["master"] == "spark://127.0.0.1:7"
+    assert config.spark["remote"] == "sc://127.0.0.1:9"  # every run a client of the engine, the engine on the master
     assert config.object_store.endpoint == "http://127.0.0.1:6"
     assert config.table_path("shop", "orders") == "s3a://lakenorm/warehouse/shop/orders"
     assert str(config.source("shop").landing) == "s3a://lakenorm/landing/shop"
     assert "hadoop-aws" in config.spark["spark.executor.extraClassPath"]
     assert stack.env()["LAKENORM_PG_URL"] == "postgresql+psycopg2://dagster@127.0.0.1:5/dagster"
+    assert stack.env()["LAKENORM_ENGINE_DIR"] == str(tmp_path / "engine")
 
 
 @pytest.mark.parametrize("instance_file", ["dagster.local.yaml", "dagster.yaml"])

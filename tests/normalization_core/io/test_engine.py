@@ -1,42 +1,50 @@
 """The local engine (`lakenorm engine start | status | stop`, io/engine.py) and sessions that are its Spark Connect
-clients (`spark: {remote: sc://host:port}`): a real server, a real load through it, the same tables as a load
-through the classic local session.
+clients (`spark: {remote: sc://host:port}`): one real server for the module; a load through it writes the tables
+a load through the classic local session writes; runs at once through it (two load IDs of one source, another
+source) keep every guarantee; an idle engine past its limits is restarted before a run (io/engine_runs.py); a run
+whose server is killed mid-pass fails in one line, and its retry after `lakenorm engine start` completes it.
 
 pyspark builds a process's columns (`pyspark.sql.functions`) either for classic Spark or for Spark Connect, per
-process: the Connect client runs in a process of its own (as the CLI or a Dagster run would), beside the test
-process's classic session.
+process: each client runs in a process of its own (as the CLI or a Dagster run would), beside the test process's
+classic session, which computes the expected tables and reads the written ones.
 """
 from __future__ import annotations
 
 import json
 import os
-import socket
+import shutil
 import subprocess
 import sys
-from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-import yaml
 from deltalake import DeltaTable
 
-from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
-from normalization_core.configuration.config import load_config
+from lakenorm_app.samples import write_catalog
+from normalization_core.configuration.config import load_config, parse_config
+from normalization_core.errors import ConfigError
 from normalization_core.errors import LakenormError
 from normalization_core.io import engine
+from normalization_core.io.engine_runs import local_engine, recycle_reason, runs_served
 from normalization_core.io.spark import build_spark_session, remote_address
 from normalization_core.passes.normalize import normalize_loads
 from normalization_core.plans.source_tables import SourceTables
+from tests.normalization_core.io.engine_project import (
+    ENGINE_CONF,
+    ROOT,
+    SOURCE,
+    commits,
+    finished,
+    free_port,
+    kill_at_first_commit,
+    lakenorm,
+    load_ids,
+    table_rows,
+    write_project,
+)
 
-ROOT = Path(__file__).resolve().parents[3]
-SOURCE = "shop"
-ENGINE_CONF = {"master": "local[2]", "spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2",
-               "spark.driver.extraJavaOptions": "-XX:+UseParallelGC"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+OTHER = "market"
+"""A second source of the same sample packages."""
 
 
 def test_remote_addresses():
@@ -57,6 +65,19 @@ def test_status_and_stop_without_an_engine(tmp_path):
     assert engine.status(tmp_path).state == "stopped"
     assert engine.status(tmp_path).text() == "engine: not running"
     assert engine.stop(tmp_path) is None
+    assert local_engine({"master": "local[2]", "remote": "sc://127.0.0.1:15002"}, tmp_path) is None
+
+
+def test_the_engines_limits_are_validated_settings_no_spark_property(tmp_path):
+    spark = {"remote": "sc://127.0.0.1:15010", "engine_max_runs": 50, "engine_max_memory": "6g"}
+    sources = [{"name": SOURCE, "landing": ".", "catalog": str(write_catalog(tmp_path / "catalog.json"))}]
+    assert parse_config({"warehouse": "w", "sources": sources, "spark": spark}, tmp_path).spark[
+        "engine_max_runs"] == "50"
+    for wrong in ({"engine_max_runs": 0}, {"engine_max_memory": "lots"}, {"engine_max_run": 5}):
+        with pytest.raises(ConfigError, match="engine_max_"):
+            parse_config({"warehouse": "w", "sources": sources, "spark": wrong}, tmp_path)
+    conf = engine.server_conf({**ENGINE_CONF, **spark}, "127.0.0.1", 15010)
+    assert not [key for key in conf if "engine_max" in key or key == "remote"]
 
 
 def test_the_server_gets_lakenorms_driver_settings_and_connects_binding(tmp_path):
@@ -69,9 +90,12 @@ def test_the_server_gets_lakenorms_driver_settings_and_connects_binding(tmp_path
     assert "remote" not in " ".join(command)
 
 
+
+
 @pytest.fixture(scope="module")
 def running_engine(tmp_path_factory):
-    """One real Spark Connect server for the module, on a free loopback port, stopped afterwards."""
+    """One real Spark Connect server for the module, on a free loopback port, stopped afterwards (a test that
+    kills it starts it again in the same folder, at the same address)."""
     directory = tmp_path_factory.mktemp("engine")
     started = engine.start(ENGINE_CONF, port=free_port(), directory=directory)
     try:
@@ -81,16 +105,15 @@ def running_engine(tmp_path_factory):
         assert engine.status(directory).state == "stopped"
 
 
-def write_project(root: Path, spark: dict) -> Path:
-    """Two sample packages (orders: append_dedup with nested line items; events: append; customers:
-    append_dedup), the catalog and a configuration; returns the configuration file."""
-    spec = SampleSpec(packages=2, orders=40, customers=15, events=50, fmt="records", seed=11)
-    write_sample_packages(root / "landing", spec)
-    write_catalog(root / "catalog.json")
-    config = {"warehouse": "warehouse", "spark": spark,
-              "sources": [{"name": SOURCE, "landing": "landing", "catalog": "catalog.json"}]}
-    (root / "lakenorm.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    return root / "lakenorm.yaml"
+@pytest.fixture(scope="module")
+def classic(spark, tmp_path_factory):
+    """What the test project's sources hold once normalized by the classic local session, in one pass each: their
+    load results, rows and commits per table."""
+    config_file = write_project(tmp_path_factory.mktemp("classic"), {"master": "local[2]"}, (SOURCE, OTHER))
+    config = load_config(config_file)
+    results = {s: summaries(normalize_loads(spark, config, s, load_ids(config_file, s))) for s in (SOURCE, OTHER)}
+    return SimpleNamespace(results=results, rows={s: table_rows(spark, config_file, s) for s in (SOURCE, OTHER)},
+                           commits={s: commits(config_file, s) for s in (SOURCE, OTHER)})
 
 
 CLIENT = """
@@ -113,53 +136,108 @@ def summaries(results) -> list[dict]:
     return [{s: r.typed_rows for s, r in result.streams.items()} for result in results]
 
 
-RUN_TIMES = {"normalized_at", "inserted_at", "_norm_normalized_at"}
-"""When each run wrote its rows (registry, versions, typed tables): the two runs' differ."""
-
-
-def table_rows(spark, config) -> dict[str, list[str]]:
-    """Every table of the source: its rows, sorted, as JSON text (columns in name order, run times left out)."""
-    tables = SourceTables(config, config.source(SOURCE))
-    found = {}
-    for table in tables.stored_tables():
-        df = spark.read.format("delta").load(tables.path(table))
-        df = df.select(*sorted(c for c in df.columns if c not in RUN_TIMES))
-        found[table] = sorted(json.dumps(row.asDict(recursive=True), sort_keys=True, default=str)
-                              for row in df.collect())
-    return found
-
-
 @pytest.mark.slow
-def test_a_load_through_the_engine_writes_the_tables_the_classic_session_writes(running_engine, spark, tmp_path):
+def test_a_load_through_the_engine_writes_the_tables_the_classic_session_writes(running_engine, classic, spark,
+                                                                                  tmp_path):
     started, directory = running_engine
     assert engine.status(directory).state == "running" and started.address.startswith("sc://127.0.0.1:")
-    remote_file = write_project(tmp_path / "remote", {"master": "local[2]", "remote": started.address})
-    classic_file = write_project(tmp_path / "classic", {"master": "local[2]"})
-    load_ids = sorted(p.name for p in (tmp_path / "remote" / "landing").iterdir())
-    assert len(load_ids) == 2
-
+    remote_file = write_project(tmp_path, {"master": "local[2]", "remote": started.address})
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    client = subprocess.run([sys.executable, "-c", CLIENT, str(remote_file), SOURCE, *load_ids], env=env,
-                            capture_output=True, text=True, timeout=600)
+    client = subprocess.run([sys.executable, "-c", CLIENT, str(remote_file), SOURCE, *load_ids(remote_file)],
+                            env=env, capture_output=True, text=True, timeout=600)
     assert client.returncode == 0, client.stderr[-3000:]
-    remote_results = json.loads(client.stdout.strip().splitlines()[-1])
-
-    classic_config = load_config(classic_file)
-    classic_results = summaries(normalize_loads(spark, classic_config, SOURCE, load_ids))
     # the counts of each load's typed and child tables (Observation on the Delta writes) arrive over Connect
-    assert remote_results == classic_results
+    remote_results = json.loads(client.stdout.strip().splitlines()[-1])
+    assert remote_results == classic.results[SOURCE]
     assert {"orders", "events", "customers"} <= set(remote_results[0])
 
-    remote_tables = table_rows(spark, load_config(remote_file))
-    classic_tables = table_rows(spark, classic_config)
-    assert sorted(remote_tables) == sorted(classic_tables)
+    remote_tables = table_rows(spark, remote_file)
+    assert sorted(remote_tables) == sorted(classic.rows[SOURCE])
     assert any("line_items" in t for t in remote_tables)  # the nested array's child table
+    config = load_config(remote_file)
     unreadable = {}
     for table in remote_tables:  # delta-rs (the ledger's and the sensor's reader, and other engines') reads them
         try:
-            DeltaTable(SourceTables(load_config(remote_file), load_config(remote_file).source(SOURCE)).path(table))
+            DeltaTable(SourceTables(config, config.source(SOURCE)).path(table))
         except Exception as err:  # noqa: BLE001
             unreadable[table] = str(err).splitlines()[0]
     assert unreadable == {}
-    different = [t for t in classic_tables if remote_tables[t] != classic_tables[t]]
-    assert different == [], {t: (remote_tables[t][:2], classic_tables[t][:2]) for t in different}
+    different = [t for t in remote_tables if remote_tables[t] != classic.rows[SOURCE][t]]
+    assert different == [], different
+
+
+@pytest.mark.slow
+def test_runs_at_once_through_one_engine_keep_every_guarantee(running_engine, classic, spark, tmp_path):
+    """Three client processes at once: the two loads of one source (the same tables: Delta's conflicts, retried)
+    and another source; none recycles the engine under the others."""
+    started, directory = running_engine
+    served = runs_served(directory)
+    spark_conf = {"master": "local[2]", "remote": started.address, "engine_max_runs": served + 3}
+    config_file = write_project(tmp_path, spark_conf, (SOURCE, OTHER))
+    first, second = load_ids(config_file)
+    clients = [lakenorm(config_file, directory, "normalize", "--source", SOURCE, "--load-id", first),
+               lakenorm(config_file, directory, "normalize", "--source", SOURCE, "--load-id", second),
+               lakenorm(config_file, directory, "normalize", "--source", OTHER)]
+    ended = [finished(client) for client in clients]
+    assert [code for code, _, _ in ended] == [0, 0, 0], [err[-3000:] for _, _, err in ended]
+    assert not [err for _, _, err in ended if "restarting the engine" in err]
+    assert engine.recorded(directory).pid == started.pid and runs_served(directory) == served + 3
+
+    for source in (SOURCE, OTHER):  # nothing lost, nothing twice: the tables of one classic pass
+        found, expected = table_rows(spark, config_file, source), classic.rows[source]
+        if source == SOURCE:  # the rows each run wrote per table depend on which run committed first
+            found, expected = without_written_counts(found), without_written_counts(expected)
+        assert found == expected, [t for t in found if found[t] != expected.get(t)]
+    # one commit per table and run: the other source's single run commits as the classic pass did; the source
+    # the two runs shared got at most two runs' commits (a conflict's lost attempt commits nothing)
+    assert commits(config_file, OTHER) == classic.commits[OTHER]
+    shared = commits(config_file, SOURCE)
+    assert all(count <= 2 * classic.commits[SOURCE][table] for table, count in shared.items()), shared
+    # served its limit: the next run finds the engine due and idle
+    due = recycle_reason(engine.recorded(directory), load_config(config_file).spark, directory)
+    assert due == f"it served {served + 3} runs (engine_max_runs {served + 3})"
+
+
+def without_written_counts(tables: dict[str, list[str]]) -> dict[str, list[str]]:
+    """The tables with the registry's `rows` (what the run of each load wrote to each table) left out."""
+    def registry_row(row: str) -> str:
+        return json.dumps({k: v for k, v in json.loads(row).items() if k != "rows"}, sort_keys=True)
+    return {t: sorted(map(registry_row, rows)) if t == "_norm_loads" else rows for t, rows in tables.items()}
+
+
+@pytest.mark.slow
+def test_an_idle_engine_past_its_limits_is_restarted_before_a_run(running_engine, tmp_path):
+    started, directory = running_engine
+    before = engine.recorded(directory)
+    config_file = write_project(tmp_path, {"master": "local[2]", "remote": started.address,
+                                           "engine_max_memory": "64m"})
+    for package in (tmp_path / f"landing_{SOURCE}").iterdir():  # a run with nothing to normalize
+        shutil.rmtree(package)
+    code, out, err = finished(lakenorm(config_file, directory, "normalize"))
+    assert code == 0, err[-3000:]
+    assert f"lakenorm: restarting the engine at {started.address}: its server holds " in err
+    after = engine.recorded(directory)
+    assert after.pid != before.pid and after.conf == before.conf and after.address == started.address
+    assert engine.status(directory).state == "running" and runs_served(directory) == 1
+    assert f"{SOURCE}: nothing to normalize" in out
+
+
+@pytest.mark.slow
+def test_a_run_that_loses_its_engine_fails_in_one_line_and_its_retry_after_engine_start_completes_it(
+        running_engine, classic, spark, tmp_path):
+    started, directory = running_engine
+    config_file = write_project(tmp_path, {**ENGINE_CONF, "remote": started.address})
+    client = lakenorm(config_file, directory, "normalize")
+    kill_at_first_commit(config_file, engine.recorded(directory).pid, client)
+    code, _, err = finished(client)
+    said = [line for line in err.splitlines() if line.startswith("lakenorm:")]
+    assert code == 2 and len(said) == 1, err[-3000:]
+    assert f"lost the Spark Connect engine at {started.address}" in said[0] and "lakenorm engine start" in said[0]
+    assert engine.status(directory).state == "stopped"
+
+    code, out, err = finished(lakenorm(config_file, directory, "engine", "start"))
+    assert code == 0 and f"engine: started at {started.address}" in out, err[-3000:]
+    code, out, err = finished(lakenorm(config_file, directory, "normalize"))
+    assert code == 0, err[-3000:]
+    found = table_rows(spark, config_file)  # raw, typed, child tables and the registry: each load once
+    assert found == classic.rows[SOURCE], [t for t in found if found[t] != classic.rows[SOURCE].get(t)]
