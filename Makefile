@@ -6,6 +6,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The test extras (dlt, DuckDB, moto, singer-sdk, polars: the peers and services the tests and the stack run):
+# `make test` installs them, `make demo` does not need them.
+TEST_STAMP := $(VENV)/.installed-test
 JARS := .lakenorm/jars/jars.txt
 # hadoop-aws + the AWS SDK bundle (~690 MB) for s3a:// locations: the tests need them, the demo does not.
 S3_JARS := .lakenorm/jars/s3/jars.txt
@@ -23,10 +26,10 @@ demo: $(STAMP) $(JARS) $(CLASSES)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
 
 # Two worker processes, each with its own SparkSession; a test module stays on one worker.
-test: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
+test: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25
 
-test-fast: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
+test-fast: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m pytest -m "not slow"
 
 # 1M nested orders (generated once under bench/out): bare copy, plain-Spark floor, lakenorm, then real dlt
@@ -50,10 +53,10 @@ ui: $(STAMP) $(JARS) $(CLASSES)
 
 # The whole deployment on this machine, every service on loopback (deploy/README.md): PostgreSQL, an S3 server,
 # a Spark master and 2 workers, dagster-daemon and dagster-webserver. State, pids and logs in .lakenorm/stack.
-stack-up: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
+stack-up: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m deploy.stack up
 
-stack-demo: $(STAMP) $(JARS) $(S3_JARS) $(CLASSES)
+stack-demo: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
 	$(PY) -m deploy.stack demo
 
 stack-status: $(STAMP)
@@ -71,8 +74,12 @@ screenshots: $(STAMP) $(JARS)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e .
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	touch $(TEST_STAMP)
 
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test,bench]"
