@@ -1,6 +1,7 @@
 """Checks shared by the configuration parsers: each mistake is one clear `ConfigError` line."""
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,4 +40,6 @@ def mapping(doc: Any, where: str, what: str) -> dict:
 def no_unknown_keys(doc: dict, allowed: set[str], where: str, what: str) -> None:
     unknown = sorted(set(map(str, doc)) - allowed)
     if unknown:
-        raise ConfigError(where, f"unknown key {unknown[0]!r} in {what} (allowed: {', '.join(sorted(allowed))})")
+        close = difflib.get_close_matches(unknown[0], sorted(allowed), n=1)
+        hint = f": did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(where, f"unknown key {unknown[0]!r} in {what}{hint} (allowed: {', '.join(sorted(allowed))})")

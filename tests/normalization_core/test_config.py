@@ -79,8 +79,11 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda d: d.update(warehous="x"), "unknown key 'warehous' in the top level"),
-    (lambda d: d["sources"][0].update(landig="x"), "unknown key 'landig' in a source"),
+    (lambda d: d.update(warehous="x"), "unknown key 'warehous' in the top level: did you mean 'warehouse'?"),
+    (lambda d: d["sources"][0].update(landig="x"), "unknown key 'landig' in a source: did you mean 'landing'?"),
+    (lambda d: d["sources"][0].update(conventoin="dlt"),
+     "unknown key 'conventoin' in a source: did you mean 'convention'?"),
+    (lambda d: d["sources"][0].update(zzz="x"), "unknown key 'zzz' in a source (allowed: "),
     (lambda d: d["sources"][0].update(convention="camel"), "unknown convention 'camel'"),
     (lambda d: d["sources"][0].update(landing="missing"), "landing folder"),
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
