@@ -15,20 +15,19 @@ from enum import Enum
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import StreamSchema, root_table
-from normalization_core.transform.casts import cast_object
+from normalization_core.transform.casts import cast_object, lost_digits
 from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE, TREE_PARSE
 from normalization_core.transform.kinds import inference_text
 from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT, raw_rows
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
 
 
-_LONG_NUMBER = r'(?<![\w".])(?=[\d.]{16})\d'
-"""A number of 16 digits or more: the tree reads a `double` column's value as a double (Spark's JSON reader), a
-VARIANT keeps it exactly (up to 38 digits), so a record holding one is read from its VARIANT, where a lost digit
-is seen (`casts.lost_digits`). Text inside a string may match too: such a record merely takes the VARIANT."""
+_LONG_NUMBER = r'(?<![\w".])(?=[\d.]{16})\d[\d.]*(?:[eE][+-]?\d+)?'
+"""A number of 16 characters or more (text inside a string may match too, which costs only a check)."""
 
 
 class ParsePath(Enum):
@@ -163,10 +162,19 @@ def _record_columns(parser: TreeParser, schema: StreamSchema, text: Column, is_r
     for a record the tree did not read cleanly."""
     clean = F.col(READABLE) & parser.is_clean(F.col(parse))
     if _has_doubles(schema):
-        clean = clean & ~text.rlike(_LONG_NUMBER)
+        clean = clean & ~_holds_inexact_number(text)
     level = row_level(schema, root_table(schema))
     record = F.when(is_record & ~clean, cast_object(F.try_parse_json(text), level.fields()))
     return [F.when(clean, F.col(parse)).alias(TREE), record.alias(RECORD), clean.alias(CLEAN)]
+
+
+def _holds_inexact_number(text: Column) -> Column:
+    """The record holds a number whose digits a double cannot keep. The tree reads a `double` column's value
+    through a double, a VARIANT keeps it exactly (up to 38 digits), so such a record is read from its VARIANT,
+    where the lost digits are seen and recorded (`casts.lost_digits`). A long number a double keeps (Python's
+    `0.30000000000000004`) leaves the record on the tree."""
+    numbers = F.regexp_extract_all(text, F.lit(_LONG_NUMBER), 0)
+    return F.exists(numbers, lambda number: lost_digits(number, number.try_cast(T.DoubleType())))
 
 
 def _has_doubles(schema: StreamSchema) -> bool:
