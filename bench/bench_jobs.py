@@ -19,7 +19,7 @@ from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_loads
 
 
-def run_passes(out: Path, packages: int) -> list[tuple[str, float, range]]:
+def run_passes(out: Path, packages: int, conf: dict[str, str] | None = None) -> list[tuple[str, float, range]]:
     """Normalizes each sample package in its own pass; (load ID, seconds, job IDs) per pass."""
     shutil.rmtree(out, ignore_errors=True)
     (out / "landing").mkdir(parents=True)
@@ -29,7 +29,7 @@ def run_passes(out: Path, packages: int) -> list[tuple[str, float, range]]:
     config = parse_config({"warehouse": "wh", "sources": [
         {"name": "shop", "landing": "landing", "catalog": "catalog.json"}]}, base_dir=out)
     spark = build_spark_session({"master": "local[2]", "spark.eventLog.enabled": "true",
-                                 "spark.eventLog.compress": "false", "spark.eventLog.dir": str(out / "events")},
+                                 "spark.eventLog.compress": "false", "spark.eventLog.dir": str(out / "events"), **(conf or {})},
                                 "lakenorm-bench-jobs")
     scheduler = spark.sparkContext._jsc.sc().dagScheduler()
     passes = []
@@ -60,8 +60,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packages", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("bench/out_jobs"))
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session (to measure what it changes), repeatable")
     args = parser.parse_args()
-    passes = run_passes(args.out, args.packages)
+    passes = run_passes(args.out, args.packages, dict(c.split("=", 1) for c in args.conf))
     event_log = sorted((args.out / "events").rglob("events_*"))[0]  # Spark 4 writes event log v2 folders
     for load_id, seconds, jobs in passes:
         print(f"pass {load_id}: {len(jobs)} jobs, {seconds:.1f} s")

@@ -30,6 +30,7 @@ from normalization_core.io.delta import (
     read_table,
     replace_all,
     replace_loads_counted,
+    replace_slice,
     rows_per_load,
     run_concurrently,
 )
@@ -52,6 +53,7 @@ from normalization_core.transform.scd import (
     current_columns,
     history_changes,
     history_rows,
+    recomputed_history,
     key_bounds,
     record_hash,
     scd_columns,
@@ -153,71 +155,147 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
     names = source_tables.names
     cols = scd_columns(plan.settings, root_table(plan.schema))
     root, *children = plan.tables
-    root_doc = root_table(plan.schema)
     paths = {t: source_tables.path(t) for t in plan.disposition.output_tables(plan, names)}
     history_path = paths[names.history_table(root)]
     props = aligned_properties(spark, source_tables, paths.values())
     incoming = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
     incoming = incoming.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        keys, key_range = _touched_keys(spark, incoming, cols, history_path)
-
-        def history_near_keys() -> DataFrame:
-            history = read_table(spark, history_path)
-            return history if key_range is None else history.where(key_range.rows())
-
-        def history_source() -> DataFrame:
-            if not is_delta_table(spark, history_path):
-                return history_changes(incoming, None, names, cols, root_doc, load_ids)
-            # Read lazily: the MERGE reads the history in its own transaction (a concurrent run's commit is then a
-            # conflict, retried), never rows read before that run committed (a key with two current versions).
-            existing = touched(history_near_keys(), keys, cols)
-            return history_changes(incoming, existing, names, cols, root_doc, load_ids)
-
-        def current_source() -> DataFrame:
-            history = materialized(touched(history_near_keys(), keys, cols))
-            return current_changes(history, keys, names, cols)
-
-        keyed = {"target_rows": None if key_range is None else key_range.predicate(TARGET), "order_by": cols.keys}
-
-        def child_rows(versioned: ParsedRecords, child: str) -> DataFrame:
-            return _child_rows(versioned, names, plan, children)[child]
-
-        changed = {names.history_table(root):
-                   merge_by_key(spark, history_path, history_source, [names.row_id(root_doc)], DELETE, props,
-                                **keyed)}
-        tables = [root]
-        writes = [partial(merge_by_key, spark, paths[root], current_source, list(cols.keys), DELETE, props,
-                          reads=history_path, reads_options=source_tables.storage_options(history_path), **keyed)]
+        touched_keys = _touched_keys(spark, incoming, cols, history_path)
+        writes = _KeyRangeWrites if touched_keys.range is not None else _MergeWrites
+        stream = writes(spark, source_tables, plan, cols, incoming, touched_keys, load_ids, props, paths)
+        changed = {names.history_table(root): stream.history()}
+        tables, table_writes = [root], [stream.current]
         if children:  # the history rows of these loads, read once for all child tables
-            loaded = history_near_keys().where(F.col(names.load_id).isin(list(load_ids)))
-            versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root_doc)), names)
+            loaded = stream.history_near_keys().where(F.col(names.load_id).isin(list(load_ids)))
+            versioned = _with_version(parsed, materialized(_version_ids(loaded, names, root_table(plan.schema))),
+                                      names)
             # A load's child rows are exactly those of its versions, and none is ever deleted: its rows are
             # replaced (one replaceWhere, ~3 Spark jobs), not MERGEd by row key (~8), with the same result.
-            writes += [partial(replace_loads_counted, spark, paths[c], partial(child_rows, versioned, c),
-                               names.load_id, load_ids, props) for c in children]
+            table_writes += [partial(replace_loads_counted, spark, paths[c], partial(_child_table_rows, versioned,
+                                     names, plan, children, c), names.load_id, load_ids, props) for c in children]
             tables += children
-        changed.update(zip(tables, run_concurrently(writes)))
+        changed.update(zip(tables, run_concurrently(table_writes)))
     finally:
         incoming.unpersist()
     return changed
 
 
-def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, history_path: str
-                  ) -> tuple[DataFrame, KeyRange | None]:
-    """The distinct keys of the incoming versions, materialized, and where they lie in the stream's tables (kept
-    in key order; counted while materializing, no job of its own). None: no history yet, or a key type without a
-    range."""
+@dataclass(frozen=True)
+class TouchedKeys:
+    """The distinct keys of a pass's incoming versions (materialized) and where they lie in the stream's tables."""
+
+    keys: DataFrame
+    range: KeyRange | None
+    """None: no history yet, or a key type without a range."""
+    count: int | None
+    """How many keys (known with the range)."""
+
+
+def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, history_path: str) -> TouchedKeys:
+    """The touched keys, their range in the stream's tables (kept in key order) and count, counted while
+    materializing them: no job of their own."""
     keys = incoming.select(*cols.keys).distinct()
     bounds = key_bounds(keys, cols) if is_delta_table(spark, history_path) else None
     if bounds is None:
-        return materialized(keys), None
+        return TouchedKeys(materialized(keys), None, None)
+    bounds.append(F.count(F.lit(1)).alias("keys"))
     observed = Observation()  # to be verified over Spark Connect (see `io.delta._create_with`)
     keys = materialized(keys.observe(observed, *bounds))
     found = observed.get  # delivered by the materializing job: one row of bounds, metadata
     if "low" not in found:  # a Spark Connect engine on a cluster delivered none for the checkpoint: one small job
         found = keys.agg(*bounds).first().asDict()
-    return keys, KeyRange(cols.keys[0], found["low"], found["high"], bool(found["nulls"]))
+    if not found["keys"]:  # nothing to write (every record discarded): the MERGEs' empty sources change nothing
+        return TouchedKeys(keys, None, None)
+    return TouchedKeys(keys, KeyRange(cols.keys[0], found["low"], found["high"], bool(found["nulls"])),
+                       int(found["keys"]))
+
+
+class _StreamWrites:
+    """How a pass's versions reach the history and current tables: `history()` commits the history, then
+    `current()` the current table; each returns the rows it changed."""
+
+    def __init__(self, spark: SparkSession, source_tables: SourceTables, plan: StreamPlan, cols: ScdColumns,
+                 incoming: DataFrame, touched_keys: TouchedKeys, load_ids: Sequence[str], props: dict[str, str],
+                 paths: dict[str, str]) -> None:
+        self.spark, self.source_tables, self.names, self.cols = spark, source_tables, source_tables.names, cols
+        self.incoming, self.touched, self.load_ids, self.props = incoming, touched_keys, load_ids, props
+        self.root_doc, self.current_path = root_table(plan.schema), paths[plan.tables[0]]
+        self.history_path = paths[self.names.history_table(plan.tables[0])]
+
+    def history_near_keys(self) -> DataFrame:
+        """The history, read lazily, narrowed to the touched keys' range when there is one."""
+        history = read_table(self.spark, self.history_path)
+        return history if self.touched.range is None else history.where(self.touched.range.rows())
+
+
+class _MergeWrites(_StreamWrites):
+    """One MERGE per table: a new history (created), or keys of a type without a range."""
+
+    def history(self) -> int:
+        return merge_by_key(self.spark, self.history_path, self._history_source, [self.names.row_id(self.root_doc)],
+                            DELETE, self.props, **self._keyed())
+
+    def current(self) -> int:
+        return merge_by_key(self.spark, self.current_path, self._current_source, list(self.cols.keys), DELETE,
+                            self.props, reads=self.history_path,
+                            reads_options=self.source_tables.storage_options(self.history_path), **self._keyed())
+
+    def _keyed(self) -> dict:
+        key_range = self.touched.range
+        return {"target_rows": None if key_range is None else key_range.predicate(TARGET), "order_by": self.cols.keys}
+
+    def _history_source(self) -> DataFrame:
+        names, cols, keys = self.names, self.cols, self.touched.keys
+        if not is_delta_table(self.spark, self.history_path):
+            return history_changes(self.incoming, None, names, cols, self.root_doc, self.load_ids)
+        # Read lazily: the MERGE reads the history in its own transaction (a concurrent run's commit is then a
+        # conflict, retried), never rows read before that run committed (a key with two current versions).
+        existing = touched(self.history_near_keys(), keys, cols)
+        return history_changes(self.incoming, existing, names, cols, self.root_doc, self.load_ids)
+
+    def _current_source(self) -> DataFrame:
+        history = materialized(touched(self.history_near_keys(), self.touched.keys, self.cols))
+        return current_changes(history, self.touched.keys, self.names, self.cols)
+
+
+class _KeyRangeWrites(_StreamWrites):
+    """The touched keys' range of each table rewritten in one `replaceWhere` commit (~3 Spark jobs, a MERGE ~9):
+    the history's from its rows in the range, the touched keys' recomputed; the current table's from the history's
+    current rows in the range. The tables are in key order, so the range holds few other keys."""
+
+    def history(self) -> int:
+        counted = Observation()
+
+        def history_slice() -> DataFrame:
+            near, keys, cols = self.history_near_keys(), self.touched.keys, self.cols
+            # Read lazily: the write reads the history in its own transaction (see `_MergeWrites._history_source`)
+            recomputed = recomputed_history(self.incoming, touched(near, keys, cols), self.names, cols,
+                                            self.root_doc, self.load_ids)
+            recomputed = recomputed.observe(counted, F.count(F.lit(1)).alias("rows"))
+            return touched(near, keys, cols, "left_anti").unionByName(recomputed, allowMissingColumns=True)
+
+        replace_slice(self.spark, self.history_path, history_slice, self.touched.range.predicate(), self.props,
+                      self.cols.keys)
+        return int(counted.get["rows"])  # the touched keys' history rows (what a MERGE would update or insert)
+
+    def current(self) -> int:
+        def current_slice() -> DataFrame:
+            history = self.history_near_keys()
+            if not is_delta_table(self.spark, self.current_path):  # (the whole table, when there is none)
+                history = read_table(self.spark, self.history_path)
+            current = history.where(F.col(self.names.is_current))
+            return current.select(*current_columns(self.names, history.columns))
+
+        replace_slice(self.spark, self.current_path, current_slice, self.touched.range.predicate(), self.props,
+                      self.cols.keys, reads=self.history_path,
+                      reads_options=self.source_tables.storage_options(self.history_path))
+        return self.touched.count  # each touched key's current row written, or deleted
+
+
+def _child_table_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, children: Sequence[str],
+                      child: str) -> DataFrame:
+    return _child_rows(versioned, names, plan, children)[child]
 
 
 def _child_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, children: Sequence[str]

@@ -68,6 +68,8 @@ SMALL_INPUT_CONF = {
     # typed projections' large expression trees cost more CPU than evaluating them over a few thousand rows.
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    # Joins by shuffle within the job instead of a broadcast, which is a Spark job of its own (7 of a small load's).
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
 }
 
 
@@ -294,7 +296,7 @@ def recording_session(spark_conf: Mapping[str, str], archive: Path) -> Iterator[
 
 def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractContextManager[None]:
     """For a pass over less than `SMALL_INPUT_BYTES` of files: no adaptive re-planning, 2 shuffle partitions,
-    no code generation.
+    no code generation, no broadcast joins.
 
     Adaptive execution plans again after every stage and runs each stage as its own Spark job; for a few
     thousand records that fixed cost per job is most of a MERGE (a small load ran ~30% fewer jobs without it).

@@ -64,9 +64,11 @@ class KeyRange:
         within = column.between(F.lit(self.low), F.lit(self.high)) if self.low is not None else F.lit(False)
         return within | column.isNull() if self.nulls else within
 
-    def predicate(self, table: str) -> str:
-        """`rows(table)` as SQL (a MERGE's condition), its bounds the literals `F.lit` makes of them."""
-        column = f"{table}.`{self.column.replace('`', '``')}`"
+    def predicate(self, table: str | None = None) -> str:
+        """`rows(table)` as SQL (a MERGE's condition, a `replaceWhere`), its bounds the literals `F.lit` makes
+        of them."""
+        column = f"`{self.column.replace('`', '``')}`"
+        column = f"{table}.{column}" if table else column
         within = (f"{column} BETWEEN {sql_literal(self.low)} AND {sql_literal(self.high)}" if self.low is not None
                   else "FALSE")
         return f"({within} OR {column} IS NULL)" if self.nulls else within
@@ -181,15 +183,24 @@ def history_changes(incoming: DataFrame, existing: DataFrame | None, names: Syst
     `existing`: the history rows of the keys in `incoming`. Rows this load wrote before are dropped
     first, so running loads again gives the same rows.
     """
+    recomputed = recomputed_history(incoming, existing, names, cols, root, load_ids)
     if existing is None:
-        return history_rows(incoming, names, cols, root).withColumn(DELETE, F.lit(False))
-    base = [c for c in incoming.columns if c in existing.columns]
-    others = existing.where(~F.col(names.load_id).isin(list(load_ids))).select(*base)
-    recomputed = history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols, root)
+        return recomputed.withColumn(DELETE, F.lit(False))
     row_id = names.row_id(root)
     gone = (existing.select(row_id).join(recomputed.select(row_id), row_id, "left_anti")
             .withColumn(DELETE, F.lit(True)))
     return recomputed.withColumn(DELETE, F.lit(False)).unionByName(gone, allowMissingColumns=True)
+
+
+def recomputed_history(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
+                       root: str | TableSchema, load_ids: Sequence[str]) -> DataFrame:
+    """The history of the keys in `incoming` after the loads `load_ids`: `existing` (their history rows, None:
+    none) without the rows those loads wrote before (so running loads again gives the same rows), plus `incoming`."""
+    if existing is None:
+        return history_rows(incoming, names, cols, root)
+    base = [c for c in incoming.columns if c in existing.columns]
+    others = existing.where(~F.col(names.load_id).isin(list(load_ids))).select(*base)
+    return history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols, root)
 
 
 def touched(table: DataFrame, keys: DataFrame, cols: ScdColumns, how: str = "left_semi") -> DataFrame:

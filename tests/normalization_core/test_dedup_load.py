@@ -140,10 +140,10 @@ def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_
 @pytest.mark.slow
 def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_once(
         spark, tmp_path, load_case, monkeypatch, caplog):
-    """Concurrent runs of one stream (issue 17): after load P1 built the MERGE source of its history, P2 commits
-    all its tables; after P1 built the source of its current table, P3 does. P1's history MERGE reads the history
-    in its own transaction (so it sees P2's versions: no key with two current versions), and its current MERGE,
-    merged from a history P3 changed since, runs again. The tables equal all loads' history computed at once."""
+    """Concurrent runs of one stream (issue 17): after load P1 built the rows of its history's key range, P2 commits
+    all its tables; after P1 built the rows of its current table, P3 does. P1's history write reads the history
+    in its own transaction (so it sees P2's versions: no key with two current versions), and its current write,
+    built from a history P3 changed since, runs again. The tables equal all loads' history computed at once."""
     versions = [[(1, "a", 0), (2, "a", 0)], [(1, "b", 1)], [(1, "c", 2), (2, "b", 1)], [(1, "d", 3)]]
     packages = [{"load_id": f"P{i}", "created_at": "2024-01-01T00:00:00Z",
                  "records": [{"id": k, "v": v, "seq": seq} for k, v, seq in records]}
@@ -156,22 +156,22 @@ def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_on
     def load(i: int) -> None:
         write_dedup_tables(spark, SourceTables.of(config, "src"), plan, raw_frame(spark, [packages[i]]), [f"P{i}"])
 
-    merge_by_key = dedup_load.merge_by_key
+    replace_slice = dedup_load.replace_slice
     committing = {history_path: 2, current_path: 3}
     """Which load commits right after P1 built its source for the table at that path."""
 
-    def merge_while_another_load_commits(spark, path, merge_source, *args, **kwargs):
-        def source_then_another_load():
-            rows = merge_source()
+    def replace_while_another_load_commits(spark, path, slice_rows, *args, **kwargs):
+        def rows_then_another_load():
+            rows = slice_rows()
             if path in committing:
-                with monkeypatch.context() as unpatched:  # that load's own MERGEs run undisturbed
-                    unpatched.setattr(dedup_load, "merge_by_key", merge_by_key)
+                with monkeypatch.context() as unpatched:  # that load's own writes run undisturbed
+                    unpatched.setattr(dedup_load, "replace_slice", replace_slice)
                     load(committing.pop(path))
             return rows
-        return merge_by_key(spark, path, source_then_another_load, *args, **kwargs)
+        return replace_slice(spark, path, rows_then_another_load, *args, **kwargs)
 
-    load(0)
-    monkeypatch.setattr(dedup_load, "merge_by_key", merge_while_another_load_commits)
+    load(0)  # (creates the tables)
+    monkeypatch.setattr(dedup_load, "replace_slice", replace_while_another_load_commits)
     load(1)
 
     assert not committing
@@ -184,7 +184,7 @@ def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_on
     assert len(retried) == 1 and f"concurrent commit on {current_path} (attempt 1 of {MAX_ATTEMPTS})" in retried[0]
 
 
-def test_an_update_to_a_range_of_keys_searches_only_the_files_of_that_range(spark, tmp_path, load_case, monkeypatch):
+def test_an_update_to_a_range_of_keys_rewrites_only_the_files_of_that_range(spark, tmp_path, load_case, monkeypatch):
     """The first load writes the tables in key order (11 files of at most 100 rows here); an update to keys 101-110
     and the NULL key rewrites the files of those keys only, and the tables equal all loads' history at once."""
     monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
@@ -204,12 +204,14 @@ def test_an_update_to_a_range_of_keys_searches_only_the_files_of_that_range(spar
     current = history.where(N.is_current).select(*current_columns(N, history.columns))
     assert [table_rows(read_table(spark, p)) for p in paths] == [table_rows(history), table_rows(current)]
     for path in paths:
-        merge = DeltaTable.forPath(spark, path).history(1).first()
-        metrics = merge["operationMetrics"]
-        assert len(list(Path(path).glob("*.parquet"))) - int(metrics["numTargetFilesAdded"]) == 11  # first load's
-        assert merge["operation"] == "MERGE" and int(metrics["numTargetRowsUpdated"]) == 11
-        assert int(metrics["numTargetFilesRemoved"]) <= 3  # the NULL key's file and those of 101-110
-        assert int(metrics["numTargetRowsCopied"]) < 300
+        commit = DeltaTable.forPath(spark, path).history(1).first()
+        metrics = commit["operationMetrics"]
+        assert len(list(Path(path).glob("*.parquet"))) - int(metrics["numFiles"]) == 11  # the first load's
+        assert commit["operation"] == "WRITE"  # one replaceWhere of the touched keys' range
+        assert commit["operationParameters"]["predicate"] == "(`id` BETWEEN 101 AND 110 OR `id` IS NULL)"
+        assert int(metrics["numDeletedRows"]) == 11  # the range's rows, written again with the update
+        assert int(metrics["numRemovedFiles"]) <= 3  # the NULL key's file and those of 101-110
+        assert int(metrics["numCopiedRows"]) < 300
 
 
 @pytest.mark.parametrize(("values", "kind", "bounds"), [
