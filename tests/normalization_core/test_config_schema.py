@@ -131,3 +131,13 @@ def test_config_yaml_round_trips_a_document():
     doc = {"warehouse": "wh", "sources": [{"name": "shop", "landing": "landing"}]}
     assert yaml.safe_load(config_yaml(doc)) == doc
 
+
+def test_the_full_example_of_the_docs_is_valid():
+    """Every `lakenorm.yaml` example of the documentation (a yaml block with `warehouse:`) passes the schema."""
+    examples = [block for page in sorted((ROOT / "docs").rglob("*.md"))
+                for block in page.read_text(encoding="utf-8").split("```yaml\n")[1:]]
+    configs = [yaml.safe_load(block.split("```")[0]) for block in examples]
+    configs = [c for c in configs if isinstance(c, dict) and "warehouse" in c]
+    assert configs, "the docs show at least one configuration"
+    for config in configs:
+        Draft202012Validator(SCHEMA).validate(config)
