@@ -75,7 +75,7 @@ docs: $(DOCS_STAMP)
 docs-serve: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
 
-# The README's Dagster pictures (docs/*.png): a fresh demo in a temporary folder, dagster-webserver on loopback,
+# The Dagster pictures of the README and the docs site (docs/*.png): a fresh demo in a temporary folder, dagster-webserver on loopback,
 # Debian's Chromium (`apt-get install chromium`: /usr/bin/chromium) driven by playwright-core. Not part of `make test`.
 screenshots: $(STAMP) $(JARS)
 	test -x /usr/bin/chromium || { echo "needs Debian's chromium: apt-get install chromium" >&2; exit 1; }

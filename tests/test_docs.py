@@ -4,6 +4,7 @@ says (every configuration key, every command)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,3 +86,12 @@ def test_a_broken_link_or_a_page_out_of_the_navigation_fails_the_build(tmp_path)
     done = build(project, tmp_path / "site")
     assert done.returncode != 0
     assert "stray.md" in done.stderr and "nowhere.md" in done.stderr
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    targets = [t for t in re.findall(r"\]\(([^)#\s]+)", readme) if "://" not in t]
+    assert "docs/dagster_asset_graph.png" in targets and "docs/getting-started.md" in targets
+    assert [t for t in targets if not (ROOT / t).exists()] == []
+    assert "make demo" in readme and "make test" in readme and "make docs" in readme

@@ -20,7 +20,7 @@ from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
 
 # Two cold drivers share two cores with the other test worker: one core each, and the quick compiler
-# (README, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
+# (docs/how-to/configuration.md, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
 JVM_OUTPUT = re.compile(r"^\s+at [\w$.<>]+\(|^\d\d/\d\d/\d\d \d\d:\d\d:\d\d |^WARNING: |log4j|setLogLevel", re.M)
 """What the driver JVM prints when left to Spark's defaults: stack frames, log lines, start-up notes."""
 CHILD_SPARK = {"master": "local[1]", "spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2",
