@@ -42,7 +42,7 @@ def page(site: Path, path: str) -> str:
 
 def test_the_docs_build_strictly_with_every_page_in_the_navigation(site):
     for path in ("getting-started", "concepts/tables", "how-to/backfill", "reference/configuration",
-                 "reference/cli", "reference/tables", "benchmarks-log", "architecture"):
+                 "reference/cli", "reference/tables", "reference/dagster", "benchmarks-log", "architecture"):
         assert (site / path / "index.html").is_file(), path
     assert (site / "dagster_asset_graph.png").is_file()  # the README's picture, served by the site too
     assert not (site / "make_screenshots.py").exists() and not (site / "hooks").exists()
@@ -70,6 +70,13 @@ def test_the_cli_reference_shows_every_command_and_option(site):
         assert f"lakenorm {command.name}" in text
         for argument in command.arguments:
             assert all(flag in text for flag in argument.flags if flag.startswith("--")), argument.flags
+
+
+def test_the_dagster_reference_lists_a_sources_objects(site):
+    text = page(site, "reference/dagster")
+    for name in ("shop/_norm_raw_orders", "shop/orders_scd", "shop/orders__line_items", "shop/_norm_loads",
+                 "shop_normalize", "shop_rebuild", "shop_landing_sensor", "shop_polling", "primary_key_unique"):
+        assert f"<code>{name}</code>" in text, name
 
 
 def test_a_broken_link_or_a_page_out_of_the_navigation_fails_the_build(tmp_path):

@@ -4,6 +4,7 @@ rather than copied by hand, so they cannot go stale:
 - `reference/configuration.md` from the configuration's JSON Schema (`lakenorm.schema.json`);
 - `reference/cli.md` from the `lakenorm` command's argparse parser;
 - `reference/tables.md` from the system names of each convention (`normalization_core/columns.py`);
+- `reference/dagster.md` from the Dagster definitions lakenorm builds for the demo's source;
 - `benchmarks-log.md`: the repository's BENCHMARKS.md as it is (the raw log of every measurement);
 
 and a page's `<!-- include deploy/README.md "## Heading" -->` is replaced by that section of that repository
@@ -18,6 +19,8 @@ import json
 import os
 import re
 import sys
+import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ def on_files(files: Files, config: Any) -> Files:
         "reference/configuration.md": configuration_reference,
         "reference/cli.md": cli_reference,
         "reference/tables.md": tables_reference,
+        "reference/dagster.md": dagster_reference,
         "benchmarks-log.md": lambda: (REPO / "BENCHMARKS.md").read_text(encoding="utf-8"),
     }
     for path, generate in pages.items():
@@ -240,3 +244,59 @@ def _attribute_docs(source: str) -> dict[str, str]:
         if isinstance(node, ast.FunctionDef) and ast.get_docstring(node):
             docs[node.name] = ast.get_docstring(node).splitlines()[0]
     return docs
+
+
+# --- Dagster objects -------------------------------------------------------------------------------------------
+
+def dagster_reference() -> str:
+    """The Dagster objects of one source: the demo's `shop` (its sample catalog: two `append_dedup` streams with
+    child tables and an `append` one), as `pipeline_assets.definitions` builds them."""
+    import dagster as dg
+
+    from lakenorm_app.samples import write_catalog
+    from normalization_core.api import config_yaml, load_config
+    from pipeline_assets.definitions import build_definitions
+
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Dagster's notes on its preview features are not the docs' warnings
+        root = Path(folder)
+        (root / "landing").mkdir()
+        write_catalog(root / "catalog.json")
+        (root / "lakenorm.yaml").write_text(config_yaml({"warehouse": "warehouse", "sources": [
+            {"name": "shop", "landing": "landing", "catalog": "catalog.json"}]}))
+        defs = build_definitions(load_config(root / "lakenorm.yaml"))
+        graph = defs.resolve_asset_graph()
+        jobs = [j for j in defs.resolve_all_job_defs() if not j.name.startswith("__")]
+        here = str(root / "landing")
+    checks: dict[dg.AssetKey, list[str]] = {}
+    for key in sorted(graph.asset_check_keys, key=lambda k: (k.asset_key.to_user_string(), k.name)):
+        checks.setdefault(key.asset_key, []).append(f"`{key.name}`")
+    keys = sorted(graph.get_all_asset_keys(), key=lambda k: (_LAYERS.index(graph.get(k).tags.get("lakenorm/layer", "")),
+                                                            k.to_user_string()))
+    out = [GENERATED, "# Dagster objects of a source\n\n",
+           "What lakenorm defines in Dagster for one source, here the demo's source `shop` (`make demo`: streams "
+           "`orders` and `customers` deduplicated, with `orders`' child tables, and `events` appended), generated "
+           "from the definitions the code location builds (`pipeline_assets/factories.py`). Another source gets the "
+           "same objects under its own name. How they work together: [Dagster](../concepts/dagster.md).\n\n",
+           "## Assets\n\n| asset | kind | layer | depends on | partitions | checks |\n|---|---|---|---|---|---|\n"]
+    for key in keys:
+        node = graph.get(key)
+        kind = "observable source asset" if node.is_observable else "table asset"
+        parents = ", ".join(f"`{p.to_user_string()}`" for p in sorted(node.parent_keys, key=str)) or "-"
+        partitions = f"`{node.partitions_def.name}`" if node.partitions_def is not None else "-"
+        out.append(f"| `{key.to_user_string()}` | {kind} | {node.tags.get('lakenorm/layer', 'system')} | {parents} | "
+                   f"{partitions} | {', '.join(checks.get(key, [])) or '-'} |\n")
+    out += ["\nAsset tags: " + ", ".join(sorted({f"`{t}`" for k in keys for t in graph.get(k).tags
+                                                 if t.startswith("lakenorm/")})) + ".\n\n",
+            "## Jobs\n\n| job | what it does |\n|---|---|\n",
+            *(f"| `{j.name}` | {_cell(j.description or '')} |\n" for j in jobs),
+            "\n## Sensors and schedules\n\n| name | when | by default | what it does |\n|---|---|---|---|\n",
+            *(f"| `{s.name}` | every {s.minimum_interval_seconds} s | {s.default_status.value.lower()} | "
+              f"{_cell((s.description or '').replace(here, 'the landing'))} |\n" for s in defs.sensors or ()),
+            *(f"| `{s.name}` | `{s.cron_schedule}` ({s.execution_timezone}) | {s.default_status.value.lower()} | "
+              f"{_cell((s.description or '').replace(here, 'the landing'))} |\n" for s in defs.schedules or ())]
+    return "".join(out)
+
+
+_LAYERS = ["raw", "history", "root", "child", ""]
+"""The order of the assets table: raw tables first, then the typed ones, the system tables last."""
