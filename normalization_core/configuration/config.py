@@ -126,6 +126,7 @@ def load_config(path: str | os.PathLike[str] | None = None, fallbacks: Sequence[
 def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> LakenormConfig:
     """Validate a configuration document (the parsed YAML): its keys, types and choices by the JSON Schema
     (`lakenorm.schema.json`), then what a schema cannot say."""
+    doc = _as_text(doc)
     check_schema(doc, where)
     warehouse = _resolve_location(doc["warehouse"], base_dir, where)
     sources = doc["sources"]
@@ -140,6 +141,15 @@ def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> Lake
         spark = {**{f"spark.hadoop.{k}": v for k, v in store.hadoop_conf().items()}, **spark}
     return LakenormConfig(warehouse=warehouse, sources=parsed, spark=spark,
                           path=Path(where) if where != "configuration" else None, object_store=store)
+
+
+def _as_text(value: Any) -> Any:
+    """Paths that a Python caller (not a YAML file) put in the document, as the text a file would hold."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, dict):
+        return {key: _as_text(item) for key, item in value.items()}
+    return [_as_text(item) for item in value] if isinstance(value, list) else value
 
 
 def _parse_object_store(doc: dict | None, locations: list[str]) -> ObjectStore | None:

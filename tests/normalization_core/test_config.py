@@ -25,6 +25,14 @@ def test_defaults_and_relative_paths(tmp_path):
     assert cfg.table_path("shop", "_norm_raw_orders") == f"{tmp_path}/wh/shop/_norm_raw_orders"
 
 
+def test_paths_from_python_callers_are_taken_as_the_text_a_file_holds(tmp_path):
+    doc = config_doc(tmp_path)
+    doc["warehouse"] = tmp_path / "wh"
+    doc["sources"][0]["landing"] = tmp_path / "landing"
+    cfg = parse_config(doc, tmp_path)
+    assert cfg.warehouse == str(tmp_path / "wh") and cfg.source("shop").landing == tmp_path / "landing"
+
+
 def test_deletion_vectors_are_a_per_source_switch(tmp_path):
     assert parse_config(config_doc(tmp_path, deletion_vectors=True), tmp_path).source("shop").deletion_vectors is True
 
