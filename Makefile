@@ -6,8 +6,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# The test extras (dlt, DuckDB, moto, singer-sdk, polars: the peers and services the tests and the stack run):
-# `make test` installs them, `make demo` does not need them.
+# The test extras (dlt, DuckDB, moto, singer-sdk, polars: the peers and services the tests and the stack run)
+# and the docs extra (MkDocs + Material: the suite builds the docs strictly): `make test` installs them, `make demo`
+# does not need them.
 TEST_STAMP := $(VENV)/.installed-test
 JARS := .lakenorm/jars/jars.txt
 # hadoop-aws + the AWS SDK bundle (~690 MB) for s3a:// locations: the tests need them, the demo does not.
@@ -20,7 +21,7 @@ export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-fast ui screenshots bench bench-small clean stack-up stack-down stack-demo stack-status
+.PHONY: demo test test-fast ui screenshots bench bench-small clean stack-up stack-down stack-demo stack-status docs docs-serve
 
 demo: $(STAMP) $(JARS) $(CLASSES)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
@@ -65,7 +66,16 @@ stack-status: $(STAMP)
 stack-down: $(STAMP)
 	$(PY) -m deploy.stack down
 
-# The README's Dagster pictures (docs/*.png): a fresh demo in a temporary folder, dagster-webserver on loopback,
+# The documentation site (mkdocs.yml, docs/): built strictly into site/ (a broken link or a page missing from the
+# navigation fails); the reference pages are generated from the code by docs/hooks/reference.py.
+DOCS_STAMP := $(VENV)/.installed-docs
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+docs-serve: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:8000
+
+# The Dagster pictures of the README and the docs site (docs/*.png): a fresh demo in a temporary folder, dagster-webserver on loopback,
 # Debian's Chromium (`apt-get install chromium`: /usr/bin/chromium) driven by playwright-core. Not part of `make test`.
 screenshots: $(STAMP) $(JARS)
 	test -x /usr/bin/chromium || { echo "needs Debian's chromium: apt-get install chromium" >&2; exit 1; }
@@ -78,8 +88,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test,docs]"
 	touch $(TEST_STAMP)
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[docs]"
+	touch $(DOCS_STAMP)
 
 $(BENCH_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test,bench]"
@@ -95,4 +109,4 @@ $(CLASSES): $(JARS)
 	$(PY) -m lakenorm_app.record_classes && touch $(CLASSES)
 
 clean:
-	rm -rf $(VENV) .lakenorm .pytest_cache
+	rm -rf $(VENV) .lakenorm .pytest_cache site

@@ -19,8 +19,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import yaml
-
 from deploy import services
 from normalization_core.io import engine as engines
 from normalization_core.io.jars import ensure_s3_jars
@@ -153,9 +151,10 @@ def start_engine(stack: Stack) -> None:
 
 def write_files(stack: Stack) -> None:
     from lakenorm_app.samples import write_catalog
+    from normalization_core.api import config_yaml
 
     write_catalog(stack.root / "catalog.json")
-    stack.config_file().write_text(yaml.safe_dump(lakenorm_config(stack), sort_keys=False))
+    stack.config_file().write_text(config_yaml(lakenorm_config(stack)))
     shutil.copy(REPO / "deploy" / "dagster.local.yaml", stack.root / "dagster_home" / "dagster.yaml")
 
 

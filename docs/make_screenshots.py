@@ -1,4 +1,4 @@
-"""`make screenshots`: the README's Dagster pictures, taken from a real demo in a real browser.
+"""`make screenshots`: the Dagster pictures of the README and the docs site, taken from a real demo in a real browser.
 
 Runs `lakenorm demo` into a fresh folder (or reuses one with --root), observes the registry and versions
 tables (so the graph shows them observed), starts `dagster-webserver` on loopback against it, lets docs/screenshots/shoot.mjs drive Debian's /usr/bin/chromium (playwright-core,

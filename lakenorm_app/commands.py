@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import yaml
 from pyspark.sql import SparkSession
 
+from lakenorm_app.progress import Report
 from normalization_core.api import (
     LakenormConfig,
     LakenormError,
-    LoadResult,
     Settling,
     SourceConfig,
     SourceTables,
@@ -97,25 +97,30 @@ def cmd_normalize(args: argparse.Namespace) -> int:
     if args.wait is not None and args.load_id:
         raise LakenormError("--wait waits for the files of pending loads that are still settling; it does not "
                             "combine with --load-id (a named load is normalized as it is now)")
+    report = Report.choose(args.json)
     with serving(config.spark, on_recycle=lambda text: print(f"lakenorm: {text}", file=sys.stderr, flush=True)):
-        return _normalize(args, config, sources)
+        code = _normalize(args, config, sources, report)
+    report.finish()
+    return code
 
 
-def _normalize(args: argparse.Namespace, config: LakenormConfig, sources: list[SourceConfig]) -> int:
+def _normalize(args: argparse.Namespace, config: LakenormConfig, sources: list[SourceConfig], report: Report) -> int:
     spark = build_spark_session(config.spark, input_bytes=_loads_bytes(config, sources, args.load_id))
     if args.load_id:
-        return 1 if sum(normalize_and_report(spark, config, s, list(args.load_id)) for s in sources) else 0
+        return 1 if sum(normalize_and_report(spark, config, s, list(args.load_id), report) for s in sources) else 0
     deadline = None if args.wait is None else time.time() + args.wait
     failures, settling, seen = 0, {}, set[tuple[str, str, str]]()
     for source in sources:
-        failed, settling[source.name] = normalize_pending(spark, config, source, seen, waiting=deadline is not None)
+        failed, settling[source.name] = normalize_pending(spark, config, source, seen, report,
+                                                          waiting=deadline is not None)
         failures += failed
     while deadline is not None and any(settling.values()) and time.time() < deadline:
         readable = min(s.readable_at.timestamp() for s in settling.values() if s)
         time.sleep(max(0.0, min(readable, deadline) - time.time()) + 0.05)
         for source in sources:
             if settling[source.name]:
-                failed, settling[source.name] = normalize_pending(spark, config, source, seen, True, again=True)
+                failed, settling[source.name] = normalize_pending(spark, config, source, seen, report, True,
+                                                                  again=True)
                 failures += failed
     late = {name: s for name, s in settling.items() if s}
     if deadline is not None and late:
@@ -132,7 +137,7 @@ DEFAULT_WAIT_SECONDS = 600
 
 
 def normalize_pending(spark: SparkSession, config: LakenormConfig, source: SourceConfig,
-                      seen: set[tuple[str, str, str]], waiting: bool = False,
+                      seen: set[tuple[str, str, str]], report: Report, waiting: bool = False,
                       again: bool = False) -> tuple[int, Settling | None]:
     """Normalize a source's pending loads and say what is still settling (SPEC §2.4); (failures, settling).
 
@@ -142,15 +147,15 @@ def normalize_pending(spark: SparkSession, config: LakenormConfig, source: Sourc
     found = pending_packages(spark, config, source)
     rejected = [r.reason for r in found.rejected if (source.name, "rejected", r.reason) not in seen]
     for reason in rejected:
-        print(f"lakenorm: {reason}", file=sys.stderr)
+        report.failed(source.name, None, reason)
     load_ids = [p.load_id for p in found.packages if (source.name, "load", p.load_id) not in seen]
     seen.update([(source.name, "rejected", r) for r in rejected] + [(source.name, "load", i) for i in load_ids])
-    failures = len(rejected) + normalize_and_report(spark, config, source, load_ids)
+    failures = len(rejected) + normalize_and_report(spark, config, source, load_ids, report)
     if found.settling is not None:
         lead = "waiting for " if waiting else "" if load_ids else "nothing to normalize yet; "
-        print(f"{source.name}: {lead}{settling_text(found.settling)}", flush=True)
+        report.settling(source.name, lead, found.settling)
     elif not load_ids and not again:
-        print(f"{source.name}: nothing to normalize")
+        report.note(source.name, "nothing to normalize")
     return failures, found.settling
 
 
@@ -162,30 +167,22 @@ def _loads_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: 
     return None if None in sizes else sum(sizes)
 
 
-def normalize_and_report(spark: SparkSession, config: LakenormConfig, source: SourceConfig, load_ids: list[str]) -> int:
-    """Normalize the loads (several per pass), print each result and each failing load's error; failures."""
+def normalize_and_report(spark: SparkSession, config: LakenormConfig, source: SourceConfig, load_ids: list[str],
+                         report: Report) -> int:
+    """Normalize the loads (several per pass), report each result and each failing load's error; failures."""
     failed: list[str] = []
 
-    def report(load_id: str, err: Exception) -> None:
-        print(f"lakenorm: {err}", file=sys.stderr)
+    def on_error(load_id: str, err: Exception) -> None:
+        report.failed(source.name, load_id, str(err))
         failed.append(load_id)
 
-    for result in normalize_source(spark, SourceTables(config, source), load_ids, on_error=report):
-        print_summary(result)
+    if not load_ids:
+        return 0
+    report.starting(source.name, load_ids)
+    for result in normalize_source(spark, SourceTables(config, source), load_ids, on_error=on_error):
+        report.loaded(result)
+    report.finished(source.name)
     return len(failed)
-
-
-def print_summary(result: LoadResult) -> None:
-    """One line per table the load wrote: each stream's raw table, then its typed and child tables."""
-    for stream in result.streams.values():
-        print(f"{result.source}  {result.load_id}  {stream.raw_table:<40} {stream.raw_lines:>10} rows"
-              f"  {stream.rejected_lines} rejected")
-        for table, rows in stream.typed_rows.items():
-            nulled = stream.nulled.get(table)
-            extra = f"  {nulled.values} nulled" if nulled is not None and nulled.values else ""
-            print(f"{result.source}  {result.load_id}  {table:<40} {rows:>10} rows{extra}")
-    if result.quarantined_lines:
-        print(f"{result.source}  {result.load_id}  quarantined lines: {result.quarantined_lines}")
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
@@ -273,7 +270,10 @@ CORE_COMMANDS: tuple[Command, ...] = (
         ONLY_SOURCE, option("--load-id", action="append", default=[], help="exactly this load ID (repeatable)"),
         option("--wait", nargs="?", type=_seconds, const=DEFAULT_WAIT_SECONDS, metavar="SECONDS",
                help="wait up to SECONDS (default %d) for producer files still settling, normalizing them once "
-                    "readable; exit status %d if some still settle then" % (DEFAULT_WAIT_SECONDS, WAIT_TIMED_OUT)))),
+                    "readable; exit status %d if some still settle then" % (DEFAULT_WAIT_SECONDS, WAIT_TIMED_OUT)),
+        option("--json", action="store_true",
+               help="print the results as one JSON document (loads, errors, notes, seconds per source) for scripts; "
+                    "on a terminal it shows progress and a summary table instead of one line per table"))),
     Command("tables", "list the tables with their row counts", cmd_tables, (ONLY_SOURCE,)),
     Command("schema", "print the current schema of each stream as YAML", cmd_schema, (
         ONLY_SOURCE, option("--stream", help="only this stream"))),

@@ -9,10 +9,9 @@ from importlib import resources
 from pathlib import Path
 
 import dagster as dg
-import yaml
 
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
-from normalization_core.api import LakenormConfig, SourceTables, load_config, read_table, spark_session
+from normalization_core.api import LakenormConfig, SourceTables, config_yaml, load_config, read_table, spark_session
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import source_job_name
 
@@ -32,7 +31,7 @@ def write_demo_files(root: Path, spec: SampleSpec) -> Path:
     config = {"warehouse": "warehouse",
               "sources": [{"name": SOURCE, "landing": f"landing/{SOURCE}", "catalog": "catalog.json"}],
               "spark": {"master": "local[2]"}}
-    (root / "lakenorm.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (root / "lakenorm.yaml").write_text(config_yaml(config))
     home = root / "dagster_home"
     home.mkdir(exist_ok=True)
     (home / "dagster.yaml").write_text(dagster_yaml())

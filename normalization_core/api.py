@@ -15,6 +15,7 @@ from normalization_core.configuration.config import (
     SourceConfig,
     load_config,
 )
+from normalization_core.configuration.validation import config_schema, config_yaml, schema_path
 from normalization_core.schema.stream_settings import resolve_primary_key
 from normalization_core.dispositions import Disposition, TableCheck
 from normalization_core.errors import ConfigError, LakenormError
@@ -63,7 +64,7 @@ from normalization_core.transform.raw import raw_schema
 __all__ = [
     # configuration and errors
     "CONFIG_ENV", "ConfigError", "DEFAULT_CONFIG_FILE", "LakenormConfig", "LakenormError", "SourceConfig",
-    "load_config",
+    "config_schema", "config_yaml", "load_config", "schema_path",
     # Spark (`engine`: the local Spark Connect server)
     "build_spark_session", "engine", "ensure_class_archive", "lost_engine_errors", "recording_session", "serving",
     "small_input_conf", "spark_session",

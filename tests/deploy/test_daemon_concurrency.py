@@ -30,7 +30,7 @@ from tests.normalization_core.table_snapshots import SAMPLE_TABLES, snapshot, wr
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = 2  # two runs at once already commit to every table side by side; each more costs a cold driver
 RETRY = re.compile(r"concurrent commit on (\S+) \(attempt (\d+) of \d+\)")
-# Cold drivers share two cores: the quick compiler starts them sooner (README, BENCHMARKS.md).
+# Cold drivers share two cores: the quick compiler starts them sooner (docs/how-to/configuration.md, BENCHMARKS.md).
 RUN_SPARK = {"master": "local[1]", "spark.driver.memory": "1g", "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
 
 

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
 
 # Two cold drivers share two cores with the other test worker: one core each, and the quick compiler
-# (README, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
+# (docs/how-to/configuration.md, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
 JVM_OUTPUT = re.compile(r"^\s+at [\w$.<>]+\(|^\d\d/\d\d/\d\d \d\d:\d\d:\d\d |^WARNING: |log4j|setLogLevel", re.M)
 """What the driver JVM prints when left to Spark's defaults: stack frames, log lines, start-up notes."""
 CHILD_SPARK = {"master": "local[1]", "spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2",
@@ -57,6 +58,26 @@ def test_normalize_pending_packages_then_nothing_then_exact_load_again(spark, ca
     assert all(line.startswith(f"shop  {ids[0]}  ") and " rows" in line for line in lines)
     code, out, _ = run(capsys, "--config", str(config_file), "tables")
     assert "shop._norm_raw_events" in out and " 6 rows" in out and "shop._norm_loads" in out
+
+
+def test_json_prints_the_results_for_scripts(spark, capsys, config_file):
+    ids = write_sample_packages(config_file.parent / "landing", SampleSpec(packages=1, orders=3, customers=2, events=2))
+    bad = config_file.parent / "landing" / "bad"
+    bad.mkdir()
+    (bad / "_manifest.json").write_text("[]")
+    code, out, err = run(capsys, "--config", str(config_file), "normalize", "--json")
+    document = json.loads(out)  # stdout is the document alone
+    assert code == 1 and "load package 'bad'" in err  # the rejected package: exit status and stderr as without --json
+    assert [e["load_id"] for e in document["errors"]] == [None] and "bad" in document["errors"][0]["error"]
+    [load] = document["loads"]
+    assert load["source"] == "shop" and load["load_id"] == ids[0]
+    assert {name: s["raw_lines"] for name, s in load["streams"].items()} == {"orders": 3, "customers": 2, "events": 2}
+    assert load["streams"]["orders"]["typed_rows"]["orders"] == 3 and load["streams"]["events"]["rejected_lines"] == 0
+    shutil.rmtree(bad)
+    code, out, _ = run(capsys, "--config", str(config_file), "normalize", "--json")
+    assert code == 0 and json.loads(out) == {"loads": [], "errors": [], "seconds": {},
+                                             "notes": [{"source": "shop", "message": "nothing to normalize",
+                                                        "settling": None}]}
 
 
 def test_errors_are_one_line_and_a_non_zero_exit(spark, capsys, config_file, tmp_path):

@@ -25,6 +25,14 @@ def test_defaults_and_relative_paths(tmp_path):
     assert cfg.table_path("shop", "_norm_raw_orders") == f"{tmp_path}/wh/shop/_norm_raw_orders"
 
 
+def test_paths_from_python_callers_are_taken_as_the_text_a_file_holds(tmp_path):
+    doc = config_doc(tmp_path)
+    doc["warehouse"] = tmp_path / "wh"
+    doc["sources"][0]["landing"] = tmp_path / "landing"
+    cfg = parse_config(doc, tmp_path)
+    assert cfg.warehouse == str(tmp_path / "wh") and cfg.source("shop").landing == tmp_path / "landing"
+
+
 def test_deletion_vectors_are_a_per_source_switch(tmp_path):
     assert parse_config(config_doc(tmp_path, deletion_vectors=True), tmp_path).source("shop").deletion_vectors is True
 
@@ -88,15 +96,15 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(landing="missing"), "landing folder"),
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
     (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
-    (lambda d: d["sources"][0].update(name="../x"), "source name '../x'"),
+    (lambda d: d["sources"][0].update(name="../x"), "source name must be a letter or '_' followed by letters, digits or '_'"),
     (lambda d: d["sources"][0].update(settings={"detections": ["epoch"]}), "'detections' must be a list of timestamp, iso_"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"re:(": "text"}}), "not a valid regular expression"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"x": "int"}}), "unknown data type 'int'"),
     (lambda d: d["sources"][0].update(settings={"detection": []}), "unknown key 'detection' in 'settings'"),
-    (lambda d: d["sources"][0].update(schema_contract="lock"), "schema_contract.tables: unknown mode 'lock'"),
+    (lambda d: d["sources"][0].update(schema_contract="lock"), "schema_contract: unknown mode 'lock' (choose one of evolve, "),
     (lambda d: d["sources"][0].update(schema_contract={"rows": "freeze"}), "unknown key 'rows' in 'schema_contract'"),
     (lambda d: d["sources"][0].update(streams={"e": {"schema_contract": {"columns": "discard"}}}),
-     "streams.e: schema_contract.columns: unknown mode 'discard' (choose one of evolve, freeze, discard_row, "),
+     "streams.e.schema_contract.columns: unknown mode 'discard' (choose one of evolve, freeze, discard_row, "),
     (lambda d: d["sources"][0].update(schema_file="missing.yaml"), "schema_file"),
     (lambda d: d["sources"][0].update(streams={"e": {"schema_file": "missing.yaml"}}), "streams.e: schema_file"),
     (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"nullable": "no"}}}}),
@@ -105,18 +113,18 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(streams={"e": {"destination_sync_mode": "merge"}}), "unknown destination_sync_mode"),
     (lambda d: d["sources"][0].update(streams={"e": {"mode": "append"}}), "unknown key 'mode' in a stream override"),
     (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"data_type": "int"}}}}),
-     "streams.e: columns.x: unknown data_type 'int' (choose one of text, bigint,"),
+     "streams.e.columns.x.data_type: unknown data type 'int' (choose one of text, bigint,"),
     (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"nullabel": False}}}}),
      "unknown key 'nullabel' in a column hint"),
     (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
     (lambda d: d["sources"][0].update(max_identifier_length=5), "max_identifier_length must be at least 8"),
-    (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'spark.driver_memory'"),
-    (lambda d: d.update(spark={"remote": "local"}), "spark.remote 'local': a Spark Connect address sc://host"),
-    (lambda d: d.update(spark={"remote": "127.0.0.1:15002"}), "spark.remote '127.0.0.1:15002': a Spark Connect"),
+    (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'driver_memory' in 'spark' (allowed: "),
+    (lambda d: d.update(spark={"remote": "local"}), "spark: 'remote' must be a Spark Connect address sc://host"),
+    (lambda d: d.update(spark={"remote": "127.0.0.1:15002"}), "spark: 'remote' must be a Spark Connect address sc://host[:port][/;param=value], got '127.0.0.1:15002'"),
     (lambda d: d.pop("warehouse"), "missing key 'warehouse'"),
     (lambda d: d.update(sources=[]), "'sources' must be a non-empty list"),
     (lambda d: d.update(object_store={"endpont": "http://h:1"}), "unknown key 'endpont' in 'object_store'"),
-    (lambda d: d.update(object_store={"endpoint": "h:9000"}), "endpoint 'h:9000' must be http(s)://host[:port]"),
+    (lambda d: d.update(object_store={"endpoint": "h:9000"}), "'endpoint' must be http(s)://host[:port]"),
     (lambda d: d.update(object_store={"path_style_access": "yes"}), "'path_style_access' must be true or false"),
     (lambda d: d["sources"][0].update(landing="gs://b/x"), "landing 'gs://b/x': a local folder or an s3a://"),
     (lambda d: d.update(warehouse="s3a://"), "warehouse 's3a://' names no bucket"),

@@ -18,7 +18,7 @@ from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_package
 from tests.normalization_core.table_snapshots import snapshot, write_config
 
 REPO = Path(__file__).parents[2]
-# A cold driver of its own: the quick compiler gets it to its first commit sooner (README).
+# A cold driver of its own: the quick compiler gets it to its first commit sooner (docs/how-to/configuration.md).
 CHILD_SPARK = {"master": "local[1]", "spark.driver.memory": "1g", "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
 
 
