@@ -3,8 +3,9 @@
 In one Spark session, for each history size it builds the stream's history and current tables with Spark
 ranges (no files: `--versions` versions per key, as one rebuild, which writes them in key order), then applies
 the same package of `--updates` new versions (keys spread over the smallest key space, or with `--spread` over
-each history's own) with the incremental MERGE path, and prints the update times and their ratio. A ratio near
-1 means the cost does not grow with the table; it also prints how many files the MERGEs rewrote or marked.
+each history's own) with the incremental path (a replaceWhere of the touched keys' range per table, session 20; a
+MERGE before), and prints the update times and their ratio. A ratio near 1 means the cost does not grow with the
+table; it also prints how many files the update rewrote or marked.
 Each size runs with deletion vectors off and on (`--deletion-vectors`), printing the Spark jobs and wall time
 of the update and the machine's load average (the figures are only comparable on a quiet machine).
 
@@ -107,7 +108,7 @@ def run(spark: SparkSession, out: Path, keys: int, versions: int, updates: int, 
     seconds, jobs = apply_update(spark, config, keys, updates, smallest, children)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"| {keys} keys | DVs {dv} | update of {updates} records: {seconds:.1f} s, {jobs} Spark jobs, "
-          f"{_files(root / 'wh' / 'bench')} data files | files the MERGE rewrote or marked: "
+          f"{_files(root / 'wh' / 'bench')} data files | files the update rewrote or marked: "
           f"{_rewritten(spark, config, children)} | load average {load} |")
     return seconds
 
@@ -117,14 +118,15 @@ def _jobs(spark: SparkSession) -> int:
 
 
 def _rewritten(spark: SparkSession, config: LakenormConfig, children: bool) -> str:
-    """Per table, the files the update's MERGE rewrote (or gave deletion vectors) of the files it had."""
+    """Per table, the files the update rewrote (or gave deletion vectors) of the files it had."""
     found = []
     for table in (f"{STREAM}_scd", STREAM, *([CHILD] if children else [])):
         delta_table = DeltaTable.forPath(spark, config.table_path("bench", table))
         metrics = delta_table.history(1).first()["operationMetrics"]  # one commit's metrics: metadata
-        if "numTargetFilesRemoved" not in metrics:  # a child table's load replaced (WRITE), not MERGEd
+        if "numTargetFilesRemoved" not in metrics:  # a replaceWhere (WRITE), not a MERGE
             metrics = {"numTargetFilesRemoved": metrics.get("numRemovedFiles", 0), "numTargetFilesAdded":
-                       metrics.get("numFiles", 0), "numTargetDeletionVectorsAdded": 0}
+                       metrics.get("numFiles", 0),
+                       "numTargetDeletionVectorsAdded": metrics.get("numDeletionVectorsAdded", 0)}
         touched = int(metrics["numTargetFilesRemoved"]) + int(metrics["numTargetDeletionVectorsAdded"])
         files = delta_table.detail().first()["numFiles"] - int(metrics["numTargetFilesAdded"]) + int(
             metrics["numTargetFilesRemoved"])

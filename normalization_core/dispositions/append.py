@@ -76,7 +76,8 @@ def write_typed_tables(spark: SparkSession, source_tables: SourceTables, plan: S
         if whole_tables:
             writes = [partial(replace_all, df, paths[t]) for t, (df, _) in observed.items()]
         else:
-            writes = [partial(replace_loads, df, paths[t], names.load_id, load_ids) for t, (df, _) in observed.items()]
+            writes = [partial(replace_loads, df, paths[t], names.load_id, load_ids,
+                              source_tables.storage_options(paths[t])) for t, (df, _) in observed.items()]
         run_concurrently(writes)
         discarded = discarded_counts(discarding, names, load_ids) if discarding else {}
     finally:

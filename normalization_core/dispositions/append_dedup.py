@@ -173,7 +173,8 @@ def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamP
             # A load's child rows are exactly those of its versions, and none is ever deleted: its rows are
             # replaced (one replaceWhere, ~3 Spark jobs), not MERGEd by row key (~8), with the same result.
             table_writes += [partial(replace_loads_counted, spark, paths[c], partial(_child_table_rows, versioned,
-                                     names, plan, children, c), names.load_id, load_ids, props) for c in children]
+                                     names, plan, children, c), names.load_id, load_ids, props,
+                                     source_tables.storage_options(paths[c])) for c in children]
             tables += children
         changed.update(zip(tables, run_concurrently(table_writes)))
     finally:
@@ -190,15 +191,18 @@ class TouchedKeys:
     """None: no history yet, or a key type without a range."""
     count: int | None
     """How many keys (known with the range)."""
+    versions: int | None
+    """How many incoming versions (known with the range, unless the engine delivered no observed metrics)."""
 
 
 def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, history_path: str) -> TouchedKeys:
     """The touched keys, their range in the stream's tables (kept in key order) and count, counted while
     materializing them: no job of their own."""
-    keys = incoming.select(*cols.keys).distinct()
+    versions = Observation()
+    keys = incoming.observe(versions, F.count(F.lit(1)).alias("versions")).select(*cols.keys).distinct()
     bounds = key_bounds(keys, cols) if is_delta_table(spark, history_path) else None
     if bounds is None:
-        return TouchedKeys(materialized(keys), None, None)
+        return TouchedKeys(materialized(keys), None, None, None)
     bounds.append(F.count(F.lit(1)).alias("keys"))
     observed = Observation()  # to be verified over Spark Connect (see `io.delta._create_with`)
     keys = materialized(keys.observe(observed, *bounds))
@@ -206,9 +210,9 @@ def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, hi
     if "low" not in found:  # a Spark Connect engine on a cluster delivered none for the checkpoint: one small job
         found = keys.agg(*bounds).first().asDict()
     if not found["keys"]:  # nothing to write (every record discarded): the MERGEs' empty sources change nothing
-        return TouchedKeys(keys, None, None)
+        return TouchedKeys(keys, None, None, None)
     return TouchedKeys(keys, KeyRange(cols.keys[0], found["low"], found["high"], bool(found["nulls"])),
-                       int(found["keys"]))
+                       int(found["keys"]), versions.get.get("versions"))
 
 
 class _StreamWrites:
@@ -276,7 +280,8 @@ class _KeyRangeWrites(_StreamWrites):
             return touched(near, keys, cols, "left_anti").unionByName(recomputed, allowMissingColumns=True)
 
         replace_slice(self.spark, self.history_path, history_slice, self.touched.range.predicate(), self.props,
-                      self.cols.keys)
+                      self.cols.keys, storage_options=self.source_tables.storage_options(self.history_path),
+                      new_rows=self.touched.versions)
         return int(counted.get["rows"])  # the touched keys' history rows (what a MERGE would update or insert)
 
     def current(self) -> int:
@@ -289,7 +294,8 @@ class _KeyRangeWrites(_StreamWrites):
 
         replace_slice(self.spark, self.current_path, current_slice, self.touched.range.predicate(), self.props,
                       self.cols.keys, reads=self.history_path,
-                      reads_options=self.source_tables.storage_options(self.history_path))
+                      reads_options=self.source_tables.storage_options(self.history_path),
+                      storage_options=self.source_tables.storage_options(self.current_path), new_rows=self.touched.count)
         return self.touched.count  # each touched key's current row written, or deleted
 
 

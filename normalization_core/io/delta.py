@@ -118,17 +118,31 @@ def _logged_version(path: str, storage_options: dict[str, str] | None) -> int | 
     return None if table is None else table.version()
 
 
+def table_rows(path: str, storage_options: dict[str, str] | None = None) -> int | None:
+    """The rows of the table at `path` as its log's file statistics count them (delta-rs, no Spark job); None when
+    they cannot be read or a file has no row count."""
+    if is_uri(path) and storage_options is None:
+        return None
+    try:
+        table = open_delta_table(path, storage_options)
+        counts = None if table is None else table.get_add_actions(flatten=True).column("num_records").to_pylist()
+    except (DeltaError, KeyError):
+        return None
+    return None if counts is None or None in counts else sum(counts)
+
+
 def table_ref(path: str) -> str:
     """The SQL name of the Delta table at `path`."""
     return f"delta.`{path.replace('`', '``')}`"
 
 
-def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str]) -> None:
-    """Replace exactly the rows of `load_ids` in the table at `path` with `df`, in one commit.
+def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str],
+                  storage_options: dict[str, str] | None = None) -> None:
+    """Replace exactly the rows of `load_ids` in the table at `path` with `df`, in one commit (see `write_loads`).
 
     Load IDs are validated against `^[A-Za-z0-9][A-Za-z0-9._-]*$`, so the predicate is safe.
     """
-    replace_where(df, path, in_list(load_column, load_ids))
+    with_conflict_retry(lambda: write_loads(df, path, load_column, load_ids, storage_options=storage_options), path)
 
 
 def in_list(column: str, values: Sequence[str]) -> str:
@@ -150,18 +164,64 @@ def _replace_where_writer(df: DataFrame, predicate: str):  # -> DataFrameWriter
 
 
 def replace_loads_counted(spark: SparkSession, path: str, rows: Callable[[], DataFrame], load_column: str,
-                          load_ids: Sequence[str], properties: dict[str, str] | None = None) -> int:
+                          load_ids: Sequence[str], properties: dict[str, str] | None = None,
+                          storage_options: dict[str, str] | None = None) -> int:
     """`replace_loads` of `rows()` (called again on every attempt, so a retry reads fresh data), creating the table
     with `properties` (`delta.*`) when there is none; returns the rows written, counted while writing."""
-    def attempt() -> int:
-        df = rows()
-        if not is_delta_table(spark, path):
-            return _create_with(df, path, properties or {})
-        counted = Observation()  # to be verified over Spark Connect (see `_create_with`)
-        _replace_where_writer(df.observe(counted, F.count(F.lit(1)).alias("rows")),
-                              in_list(load_column, load_ids)).save(path)
-        return int(counted.get["rows"])
-    return with_conflict_retry(attempt, path)
+    return with_conflict_retry(lambda: write_loads(rows(), path, load_column, load_ids, properties, storage_options),
+                               path)
+
+
+def write_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str],
+                properties: dict[str, str] | None = None, storage_options: dict[str, str] | None = None) -> int:
+    """One attempt of `replace_loads_counted`: the rows of `load_ids` in the table at `path` replaced by `df`.
+
+    A load the table provably does not hold yet (no file's statistics of `load_column` can hold it, read from the
+    log by delta-rs) is appended: one Spark job, where a `replaceWhere` costs three (the table's state, the files
+    that may hold the load, the write). Two runs of one load appending at once would hold it twice, so after the
+    append the log must show exactly the rows appended in files of that load alone; else (another run's commit, or a
+    compaction) its rows are replaced, which leaves one copy whatever the order (a run that checks after another's
+    append finds the load and replaces)."""
+    counted = Observation()  # to be verified over Spark Connect (see `_create_with`)
+    spark = df.sparkSession
+    if not is_delta_table(spark, path, storage_options):
+        return _create_with(df, path, properties or {})
+    if len(load_ids) == 1 and load_rows_in_log(path, load_column, load_ids[0], storage_options) == (0, False):
+        df.observe(counted, F.count(F.lit(1)).alias("rows")).write.format("delta").mode("append") \
+            .option("mergeSchema", "true").save(path)
+        appended = int(counted.get["rows"])
+        if load_rows_in_log(path, load_column, load_ids[0], storage_options) == (appended, False):
+            return appended
+        LOG.warning("load %s is in %s more than once (a concurrent run): replacing its rows", load_ids[0], path)
+        counted = Observation()
+    _replace_where_writer(df.observe(counted, F.count(F.lit(1)).alias("rows")),
+                          in_list(load_column, load_ids)).save(path)
+    return int(counted.get["rows"])
+
+
+def load_rows_in_log(path: str, load_column: str, load_id: str, storage_options: dict[str, str] | None = None
+                     ) -> tuple[int, bool] | None:
+    """(rows of the files that hold `load_id` alone, whether another file may hold it too) by the statistics of the
+    table's log, read by delta-rs (no Spark job); None when they cannot be read (no such column statistics, an
+    object store without `storage_options`)."""
+    if is_uri(path) and storage_options is None:
+        return None
+    try:
+        table = open_delta_table(path, storage_options)
+        actions = None if table is None else table.get_add_actions(flatten=True)
+        if actions is None or actions.num_rows == 0:
+            return 0, False
+        lows, highs, counts = (actions.column(name).to_pylist()
+                               for name in (f"min.{load_column}", f"max.{load_column}", "num_records"))
+    except (DeltaError, KeyError):
+        return None
+    alone, elsewhere = 0, False
+    for low, high, count in zip(lows, highs, counts):
+        if low == high == load_id and count is not None:
+            alone += count
+        elif low is None or high is None or low <= load_id <= high:  # (truncated or absent statistics: maybe)
+            elsewhere = True
+    return alone, elsewhere
 
 
 def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Sequence[str]) -> dict[str, int]:
@@ -221,13 +281,16 @@ def rewrite_in_key_order(spark: SparkSession, path: str, order_by: Sequence[str]
                         .option("dataChange", "false").save(path), path)
 
 
-def _writer(df: DataFrame, order_by: Sequence[str], counted: Observation | None = None):  # -> DataFrameWriter
+def _writer(df: DataFrame, order_by: Sequence[str], counted: Observation | None = None,
+            few_rows: bool = False):  # -> DataFrameWriter
     """A Delta writer of `df`, counting its rows into `counted`. With `order_by`, its rows are sorted across
     files (a range of keys per task, files of at most `KEY_ORDERED_FILE_ROWS` rows), so each file's statistics
-    bound a narrow range of keys."""
+    bound a narrow range of keys; `few_rows`: `df` is known to be small, so one task sorts it all (the ranges of
+    several tasks cost a Spark job of its own, sampling the keys)."""
     if order_by:
         columns = [F.col(f"`{c}`") for c in order_by]
-        df = df.repartitionByRange(*columns).sortWithinPartitions(*columns)
+        df = df.repartition(1) if few_rows else df.repartitionByRange(*columns)
+        df = df.sortWithinPartitions(*columns)
     if counted is not None:  # after the sort: the range sampling job runs what is below it
         df = df.observe(counted, F.count(F.lit(1)).alias("rows"))
     writer = df.write.format("delta")
@@ -290,7 +353,8 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
 
 def replace_slice(spark: SparkSession, path: str, rows: Callable[[], DataFrame], predicate: str,
                   properties: dict[str, str] | None = None, order_by: Sequence[str] = (),
-                  reads: str | None = None, reads_options: dict[str, str] | None = None) -> int:
+                  reads: str | None = None, reads_options: dict[str, str] | None = None,
+                  storage_options: dict[str, str] | None = None, new_rows: int | None = None) -> int:
     """Replace the rows matching `predicate` (a SQL predicate over the table's columns) in the table at `path` with
     `rows()`, in one commit (a write with `replaceWhere`: ~3 Spark jobs where a MERGE runs ~9); creates the table
     with `properties` when there is none. Returns the rows written.
@@ -298,14 +362,17 @@ def replace_slice(spark: SparkSession, path: str, rows: Callable[[], DataFrame],
     Every row of `rows()` must match `predicate` (not checked again: Delta's check is a job of its own). `rows()`
     is called again on every attempt and may read the table at `path` itself, lazily: Delta reads it within the
     write's transaction, so a concurrent commit to those rows is a conflict, retried. `reads`, `reads_options`,
-    `order_by`: as for `merge_by_key`."""
+    `order_by`: as for `merge_by_key`; `storage_options`: delta-rs options to read the log at `path` (`table_rows`);
+    `new_rows`: at most how many of `rows()` the table does not hold yet (None: not known)."""
     def write() -> int:
         exists = is_delta_table(spark, path)  # decided before `rows()` reads it (see `_merge_or_create`)
         df = rows()
         if not exists:
             return _create_with(df, path, properties or {}, order_by)
         counted = Observation()
-        (_writer(df, order_by, counted).mode("overwrite").option("replaceWhere", predicate)
+        held = table_rows(path, storage_options)
+        few_rows = None not in (held, new_rows) and held + new_rows < KEY_ORDERED_FILE_ROWS  # a slice's most
+        (_writer(df, order_by, counted, few_rows).mode("overwrite").option("replaceWhere", predicate)
          .option("mergeSchema", "true").save(path))
         return int(counted.get["rows"])
     return with_conflict_retry(lambda: _unchanged_source(spark, path, reads, reads_options, write), path)

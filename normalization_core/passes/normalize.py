@@ -226,8 +226,8 @@ def _loads_with(packages: list[LoadPackage], stream: str) -> list[str]:
 
 
 def _write_raw(tables: SourceTables, lines: DataFrame, load_ids: list[str], stream: str, table: str) -> None:
-    names = tables.names
-    replace_loads(_stream_rows(lines, names, stream), tables.path(table), names.load_id, load_ids)
+    names, path = tables.names, tables.path(table)
+    replace_loads(_stream_rows(lines, names, stream), path, names.load_id, load_ids, tables.storage_options(path))
 
 
 def _stream_rows(lines: DataFrame, names: SystemNames, stream: str) -> DataFrame:
