@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
+from normalization_core.configuration.register import Registration, metastore_defaults, parse_register
 from normalization_core.configuration.schema_settings import (
     ColumnHint,
     SchemaSettings,
@@ -39,7 +40,7 @@ _TOP_KEYS = {"warehouse", "sources", "spark", "object_store"}
 _OBJECT_STORE_KEYS = {"endpoint", "region", "path_style_access"}
 _SOURCE_KEYS = {"name", "landing", "catalog", "convention", "max_identifier_length",
                 "max_table_nesting", "streams", "input", "settle_seconds", "deletion_vectors", "settings",
-                "schema_contract", "schema_file"}
+                "schema_contract", "schema_file", "register"}
 _STREAM_KEYS = {"destination_sync_mode", "primary_key", "cursor_field", "columns", "schema_contract", "schema_file"}
 
 
@@ -80,6 +81,8 @@ class SourceConfig:
     """Streams' schemas from the source's `schema_file` (a stream's own `schema_file` wins)."""
     """Whether `append_dedup` tables (history, current, children) use Delta deletion vectors: cheaper MERGEs,
     but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
+    register: Registration | None = None
+    """Where the source's tables are registered by name (`configuration.register`); None: by path only."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> Lake
     names = [s.name for s in parsed]
     if len(set(names)) != len(names):
         raise ConfigError(where, f"source names must be unique, got {names}")
-    spark = _parse_spark(doc.get("spark"), where)
+    spark = metastore_defaults(_parse_spark(doc.get("spark"), where), [s.register for s in parsed], warehouse)
     if store is not None:  # the user's own `spark.hadoop.fs.s3a.*` settings win
         spark = {**{f"spark.hadoop.{k}": v for k, v in store.hadoop_conf().items()}, **spark}
     return LakenormConfig(warehouse=warehouse, sources=parsed, spark=spark,
@@ -211,6 +214,7 @@ def _parse_source(doc: Any, base_dir: Path, where: str, store: ObjectStore | Non
         schemas=_schema_file(doc, base_dir, where, None, convention),
         settings=parse_settings(doc.get("settings") or {}, f"{where}: settings"),
         schema_contract=SchemaContract(**parse_contract(doc.get("schema_contract"), where)),
+        register=parse_register(doc.get("register"), where),
     )
 
 

@@ -1,0 +1,74 @@
+"""A source's `register:` setting (SPEC §11): its tables by name in the Spark session's catalog.
+
+`register: {schema: shop}` registers every table lakenorm writes for the source as an external Delta table
+`shop.<table>`; `snapshot_views: true` also keeps views `shop_snapshot.<table>` pinned to the last complete load.
+A local driver gets Spark's embedded Hive metastore (Derby) beside the warehouse unless the `spark:` settings
+choose a catalog themselves (`metastore_defaults`).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from normalization_core.configuration.validation import boolean, mapping, no_unknown_keys
+from normalization_core.errors import ConfigError
+from normalization_core.io.storage import is_uri
+
+_REGISTER_KEYS = {"schema", "snapshot_views"}
+_SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,119}$")
+SNAPSHOT_SUFFIX = "_snapshot"
+CATALOG_IMPLEMENTATION = "spark.sql.catalogImplementation"
+METASTORE_FOLDER = "metastore"
+"""The embedded metastore's folder, beside a local warehouse (`.lakenorm/warehouse` -> `.lakenorm/metastore`)."""
+_METASTORE_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
+_DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Where a source's tables are registered by name."""
+
+    schema: str
+    """The schema (database) of the tables: `<schema>.<table>`."""
+    snapshot_views: bool = False
+    """Also keep views `<schema>_snapshot.<table>` reading each table as of the last complete load."""
+
+    @property
+    def snapshot_schema(self) -> str:
+        return f"{self.schema}{SNAPSHOT_SUFFIX}"
+
+
+def parse_register(doc: Any, where: str) -> Registration | None:
+    """A source's `register` mapping (None: tables stay path-based only)."""
+    if doc is None:
+        return None
+    at = f"{where}: register"
+    doc = mapping(doc, at, "'register'")
+    no_unknown_keys(doc, _REGISTER_KEYS, at, "'register'")
+    schema = doc.get("schema")
+    if not isinstance(schema, str) or not _SCHEMA_NAME.match(schema):
+        raise ConfigError(at, f"'schema' must be a schema name (a letter or '_' followed by letters, digits or "
+                              f"'_'), got {schema!r}")
+    return Registration(schema=schema, snapshot_views=boolean(doc, "snapshot_views", False, at))
+
+
+def metastore_defaults(spark: Mapping[str, str], registrations: Sequence[Registration | None],
+                       warehouse: str) -> dict[str, str]:
+    """`spark` plus Spark's embedded Hive metastore (Derby) under `<warehouse>/../metastore`, when a source
+    registers its tables, the warehouse is a local folder, the driver is local (no `remote`) and the settings
+    choose no catalog (`spark.sql.catalogImplementation`) themselves. Tables registered there outlive the
+    session: a later session with the same settings reads `spark.table("shop.orders")`. Derby admits one JVM at
+    a time; concurrent drivers need a metastore server (Hive metastore, Unity Catalog) or one Spark Connect engine.
+    """
+    if (not any(registrations) or is_uri(warehouse) or "remote" in spark or CATALOG_IMPLEMENTATION in spark
+            or not str(spark.get("master", "local")).startswith("local")):
+        return dict(spark)
+    root = Path(warehouse).parent / METASTORE_FOLDER
+    conf = {CATALOG_IMPLEMENTATION: "hive", "spark.sql.warehouse.dir": str(root / "warehouse"),
+            _METASTORE_URL: f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true", **spark}
+    home = f"-Dderby.system.home={root}"  # derby.log there, not in the working directory
+    conf[_DRIVER_OPTIONS] = f"{spark[_DRIVER_OPTIONS]} {home}" if _DRIVER_OPTIONS in spark else home
+    return conf
