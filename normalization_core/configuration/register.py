@@ -58,12 +58,13 @@ def parse_register(doc: Any, where: str) -> Registration | None:
 def metastore_defaults(spark: Mapping[str, str], registrations: Sequence[Registration | None],
                        warehouse: str) -> dict[str, str]:
     """`spark` plus Spark's embedded Hive metastore (Derby) under `<warehouse>/../metastore`, when a source
-    registers its tables, the warehouse is a local folder, the driver is local (no `remote`) and the settings
-    choose no catalog (`spark.sql.catalogImplementation`) themselves. Tables registered there outlive the
-    session: a later session with the same settings reads `spark.table("shop.orders")`. Derby admits one JVM at
-    a time; concurrent drivers need a metastore server (Hive metastore, Unity Catalog) or one Spark Connect engine.
+    registers its tables, the warehouse is a local folder, the driver is local and the settings choose no catalog
+    (`spark.sql.catalogImplementation`) themselves. Tables registered there outlive the session: a later session
+    with the same settings reads `spark.table("shop.orders")`. With `remote`, these settings are the local
+    engine's (`lakenorm engine start`; a Spark Connect client ignores static settings). Derby admits one JVM at a
+    time: drivers running at once need one engine they all use, or a metastore server (Hive, Unity Catalog).
     """
-    if (not any(registrations) or is_uri(warehouse) or "remote" in spark or CATALOG_IMPLEMENTATION in spark
+    if (not any(registrations) or is_uri(warehouse) or CATALOG_IMPLEMENTATION in spark
             or not str(spark.get("master", "local")).startswith("local")):
         return dict(spark)
     root = Path(warehouse).parent / METASTORE_FOLDER

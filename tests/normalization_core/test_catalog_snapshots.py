@@ -62,7 +62,7 @@ def test_register_is_validated_and_brings_the_embedded_metastore_beside_a_local_
     own = parse(tmp_path, {"register": {"schema": "shop"}}, {"spark.sql.catalogImplementation": "in-memory"})
     assert own.spark["spark.sql.catalogImplementation"] == "in-memory" and "spark.sql.warehouse.dir" not in own.spark
     remote = parse(tmp_path, {"register": {"schema": "shop"}}, {"remote": "sc://127.0.0.1:15002"})
-    assert "spark.sql.catalogImplementation" not in remote.spark  # the engine's own catalog
+    assert remote.spark["spark.sql.catalogImplementation"] == "hive"  # the local engine's (`engine start`)
     with pytest.raises(ConfigError, match="unknown key 'schemas' in 'register': did you mean 'schema'"):
         parse(tmp_path, {"register": {"schemas": "shop"}})
     with pytest.raises(ConfigError, match="'schema' must be a schema name"):
