@@ -80,7 +80,8 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
                 kinds={"spark", "delta"},
                 description=typed_description(source, plan, table["name"], upstream.path[-1]),
                 tags=stream_tags(source, plan, "child" if parent else "root"),
-                metadata={"dagster/table_name": catalog_table_name(source, table['name']), "dagster/column_schema": columns,
+                metadata={"dagster/table_name": catalog_table_name(source, table["name"]),
+                          "dagster/column_schema": columns,
                           "stream": stream, "write_disposition": plan.disposition.name,
                           **name_collisions(plan, table["name"])},
             )

@@ -15,6 +15,7 @@ from normalization_core import columns as C
 
 from normalization_core.configuration.config import SourceConfig
 from normalization_core.configuration.register import Registration
+from normalization_core.errors import LakenormError
 from normalization_core.io.delta import is_delta_table, quoted, read_table, sql_string, table_ref
 from normalization_core.passes.snapshots import source_snapshot
 from normalization_core.plans.source_tables import SourceTables
@@ -57,8 +58,12 @@ def register_tables(spark: SparkSession, tables: SourceTables, registration: Reg
 
 
 def refresh_snapshot_views(spark: SparkSession, tables: SourceTables, registration: Registration) -> None:
-    """Views `<schema>_snapshot.<table>` reading each table `VERSION AS OF` the last complete load's snapshot."""
-    snapshot = source_snapshot(spark, tables)
+    """Views `<schema>_snapshot.<table>` reading each table `VERSION AS OF` the last complete load's snapshot
+    (none yet: a pass over some streams of a load leaves it incomplete until its other streams are in)."""
+    try:
+        snapshot = source_snapshot(spark, tables)
+    except LakenormError:
+        return
     schema = registration.snapshot_schema
     spark.sql(f"CREATE SCHEMA IF NOT EXISTS {quoted(schema)}")
     for table, version in snapshot.versions.items():

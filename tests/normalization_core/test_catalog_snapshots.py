@@ -150,4 +150,5 @@ def test_a_snapshot_read_during_loads_never_mixes_a_parent_and_children_of_diffe
     writer.join()
     assert not failures, failures
     assert len(seen) >= 2  # the reader read while loads were committing
-    assert {r[0] for r in read_table(spark, tables.path(CHILD)).select("_norm_load_id").distinct().collect()} == set(loads)
+    children = read_table(spark, tables.path(CHILD)).select("_norm_load_id").distinct().collect()
+    assert {r[0] for r in children} == set(loads)
