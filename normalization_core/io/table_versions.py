@@ -21,6 +21,8 @@ from normalization_core.io.storage import is_uri, open_delta_table
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TAG_KEY = "lakenorm_load_ids"
+RECENT_DEPTH = 4
+"""Commits read first (a log file each): a pass's own commit to a table is almost always among them."""
 HISTORY_DEPTH = 100
 """Commits of a table looked at, newest first, for a load's own: other writers' commits after it included."""
 
@@ -61,15 +63,17 @@ def committed_versions(spark: SparkSession, path: str, load_ids: Sequence[str],
     """Per load ID, the version of the newest commit to the table at `path` tagged with it (loads without a
     tagged commit among the newest `HISTORY_DEPTH` are left out)."""
     wanted, found = set(load_ids), {}
-    for version, user_metadata in _history(spark, path, storage_options):
-        for load_id in tagged_loads(user_metadata) & wanted:
-            found.setdefault(load_id, version)
+    for depth in (RECENT_DEPTH, HISTORY_DEPTH):  # the pass's own commits are usually the newest
+        for version, user_metadata in _history(spark, path, storage_options, depth):
+            for load_id in tagged_loads(user_metadata) & wanted:
+                found.setdefault(load_id, version)
         if len(found) == len(wanted):
             break
     return found
 
 
-def _history(spark: SparkSession, path: str, storage_options: dict[str, str] | None) -> list[tuple[int, str | None]]:
+def _history(spark: SparkSession, path: str, storage_options: dict[str, str] | None,
+             depth: int) -> list[tuple[int, str | None]]:
     """(version, userMetadata) of the newest commits, newest first: read from the log by delta-rs when it can
     (no Spark job), else `DESCRIBE HISTORY` (metadata rows)."""
     if not is_uri(path) or storage_options is not None:
@@ -78,10 +82,10 @@ def _history(spark: SparkSession, path: str, storage_options: dict[str, str] | N
         except DeltaError:
             table = None
         if table is not None:
-            return [(int(c["version"]), c.get("userMetadata")) for c in table.history(HISTORY_DEPTH)
+            return [(int(c["version"]), c.get("userMetadata")) for c in table.history(depth)
                     if c.get("version") is not None]
     try:
-        rows = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT {HISTORY_DEPTH}").select(
+        rows = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT {depth}").select(
             "version", "userMetadata").collect()  # commit metadata, not data
     except AnalysisException:
         return []

@@ -76,9 +76,11 @@ def test_a_loads_commit_is_found_by_its_tag_also_after_other_loads_commits(spark
     for load_id in ("A", "B", "A"):  # A, then B, then A again (a re-run): A's newest commit counts
         with tagged_commits(spark, [load_id, "Z"]):
             spark.range(1).write.format("delta").mode("append").save(path)
-    spark.range(1).write.format("delta").mode("append").save(path)  # untagged (the session's setting restored)
-    assert spark.conf.get("spark.databricks.delta.commitInfo.userMetadata", None) is None
+    assert spark.conf.get("spark.databricks.delta.commitInfo.userMetadata", None) is None  # restored
     assert committed_versions(spark, path, ["A", "B", "C"]) == {"A": 2, "B": 1}
+    for _ in range(4):  # untagged commits of other writers after them: found further back in the history
+        spark.range(1).write.format("delta").mode("append").save(path)
+    assert committed_versions(spark, path, ["A", "B"]) == {"A": 2, "B": 1}
 
 
 def test_registered_tables_snapshots_and_views_follow_the_loads(spark, tmp_path, capsys):
