@@ -34,6 +34,7 @@ from normalization_core.api import (
     schema_document,
     serving,
     settling_text,
+    snapshot_versions,
     source_input_bytes,
     stream_plans,
 )
@@ -225,6 +226,18 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    """Per source, the load a snapshot reads (the last complete one, or `--load-id`) and each table's version."""
+    config = load_config(args.config)
+    spark = build_spark_session(config.spark)
+    for source in selected_sources(config, args.source):
+        snapshot = snapshot_versions(spark, config, source.name, args.load_id)
+        print(f"{source.name}  load {snapshot.load_id}  (complete {snapshot.completed_at:%Y-%m-%d %H:%M:%S} UTC)")
+        for table, version in snapshot.versions.items():
+            print(f"{source.name}.{table:<50} version {version:>8}")
+    return 0
+
+
 def cmd_engine(args: argparse.Namespace) -> int:
     """`engine start | status | stop`: the local Spark Connect server (`io.engine`). Its address and Spark
     settings come from the configuration when there is one (`spark.remote`, `master`, `spark.*`), else
@@ -280,6 +293,8 @@ CORE_COMMANDS: tuple[Command, ...] = (
     Command("rebuild", "rebuild a stream's typed, history, current and child tables from raw", cmd_rebuild, (
         option("--source", required=True, help="the stream's source"),
         option("--stream", required=True, help="the stream to rebuild"))),
+    Command("snapshot", "print each table's Delta version as of the last complete load (or --load-id)",
+            cmd_snapshot, (ONLY_SOURCE, option("--load-id", help="as of this complete load"))),
     Command("engine", "start, check or stop the local Spark Connect engine (spark: {remote: sc://host:port})",
             cmd_engine, (
                 option("action", choices=("start", "status", "stop")),

@@ -29,7 +29,9 @@ def write_demo_files(root: Path, spec: SampleSpec) -> Path:
     land_missing_packages(root / "landing" / SOURCE, spec)
     write_catalog(root / "catalog.json")
     config = {"warehouse": "warehouse",
-              "sources": [{"name": SOURCE, "landing": f"landing/{SOURCE}", "catalog": "catalog.json"}],
+              "sources": [{"name": SOURCE, "landing": f"landing/{SOURCE}", "catalog": "catalog.json",
+                           # by name in the embedded metastore beside the warehouse: spark.table("shop.orders")
+                           "register": {"schema": SOURCE, "snapshot_views": True}}],
               "spark": {"master": "local[2]"}}
     (root / "lakenorm.yaml").write_text(config_yaml(config))
     home = root / "dagster_home"

@@ -46,9 +46,17 @@ from normalization_core.passes.normalize import (
     pending_packages,
     source_input_bytes,
 )
+from normalization_core.passes.catalog_tables import catalog_table_name, publish_tables
 from normalization_core.passes.rebuild import rebuild_source_stream, rebuild_stream
 from normalization_core.passes.registered import registered_load_ids, registered_results, registered_source_results
 from normalization_core.passes.results import LoadResult, StreamResult
+from normalization_core.passes.snapshots import (
+    Snapshot,
+    load_table_versions,
+    read_snapshot,
+    snapshot_versions,
+    source_snapshot,
+)
 from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.stream_plans import (
     StreamPlan,
@@ -84,4 +92,7 @@ __all__ = [
     "table_row_count", "table_rows_and_schema", "table_schema", "table_size_bytes",
     # checks
     "data_checks",
+    # tables by name and snapshots (`register:`, SPEC §11)
+    "Snapshot", "catalog_table_name", "load_table_versions", "publish_tables", "read_snapshot", "snapshot_versions",
+    "source_snapshot",
 ]

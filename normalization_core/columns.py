@@ -162,6 +162,8 @@ LOADS_DISCARDED_ROWS = "discarded_rows"
 LOADS_DISCARDED_VALUES = "discarded_values"
 LOADS_SCHEMA_HASH = "schema_version_hash"
 LOADS_STATE = "state"
+LOADS_TABLE_VERSIONS = "table_versions"
+"""Per table the load committed, the Delta version of its commit (the versions a snapshot reads, SPEC §11)."""
 STATUS_NORMALIZED = "normalized"
 """Registry status of a load whose tables are all committed."""
 

@@ -11,8 +11,10 @@ from normalization_core.api import (
     SourceConfig,
     SourceTables,
     StreamPlan,
+    catalog_table_name,
     find_table,
     known_streams,
+    load_table_versions,
     normalize_source,
     raw_schema,
     registered_load_ids,
@@ -51,7 +53,7 @@ def raw_asset_specs(tables: SourceTables, streams: list[str],
             [source.name, table], skippable=True, group_name=source.name, kinds={"spark", "delta"},
             description=raw_description(source, stream, (plans or {}).get(stream)),
             tags=stream_tags(source, (plans or {}).get(stream), "raw"),
-            metadata={"dagster/table_name": f"{source.name}.{table}",
+            metadata={"dagster/table_name": catalog_table_name(source, table),
                       "dagster/uri": tables.path(table), "dagster/column_schema": columns, "stream": stream},
         )
     return specs
@@ -78,7 +80,8 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
                 kinds={"spark", "delta"},
                 description=typed_description(source, plan, table["name"], upstream.path[-1]),
                 tags=stream_tags(source, plan, "child" if parent else "root"),
-                metadata={"dagster/table_name": f"{source.name}.{table['name']}", "dagster/column_schema": columns,
+                metadata={"dagster/table_name": catalog_table_name(source, table["name"]),
+                          "dagster/column_schema": columns,
                           "stream": stream, "write_disposition": plan.disposition.name,
                           **name_collisions(plan, table["name"])},
             )
@@ -98,7 +101,7 @@ def _history_spec(source: SourceConfig, plan: StreamPlan, table: str, raw: dg.As
     return dg.AssetSpec(
         [source.name, table], deps=[raw.key], skippable=True, group_name=source.name, kinds={"spark", "delta"},
         description=history_description(source, plan), tags=stream_tags(source, plan, "history"),
-        metadata={"dagster/table_name": f"{source.name}.{table}", "dagster/column_schema": columns,
+        metadata={"dagster/table_name": catalog_table_name(source, table), "dagster/column_schema": columns,
                   "stream": plan.settings.name, "write_disposition": plan.disposition.name},
     )
 
@@ -128,17 +131,18 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         spark.start(source_input_bytes(tables, loads) if loads and selected else None)
         with spark.lost_engine_errors():
             results = run_streams(context, spark.spark, tables, loads, streams, selected, checked)
+        versions = load_table_versions(spark.spark, tables, [r.load_id for r in results]) if selected else {}
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
             if per_load is not None and spec.key in context.selected_asset_keys:
                 path = tables.raw_path(stream)
                 state = table_state(spark.spark, path, tables.storage_options(path))
-                yield materialize_per_load(context, spec.key, per_load, state)
+                yield materialize_per_load(context, spec.key, per_load, state, versions)
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
             if per_load is not None and spec.key in context.selected_asset_keys:
                 state = typed_table_metadata(spark.spark, tables, plans[stream], table)
-                yield materialize_per_load(context, spec.key, per_load, state)
+                yield materialize_per_load(context, spec.key, per_load, state, versions)
         for result in check_results(spark.spark, tables, plans, results):
             if dg.AssetCheckKey(result.asset_key, result.check_name) in context.selected_asset_check_keys:
                 yield result
@@ -197,10 +201,13 @@ def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: Stream
 
 
 def materialize_per_load(context: dg.AssetExecutionContext, key: dg.AssetKey, per_load: dict[str, dict],
-                         table_wide: dict) -> dg.MaterializeResult:
+                         table_wide: dict, versions: dict[str, dict[str, int]] | None = None) -> dg.MaterializeResult:
     """One materialization per partition of the run: each load's own counts (partition-scoped
-    metadata), plus what describes the whole table after the run (row count, schema, lineage)."""
+    metadata), plus what describes the whole table after the run (row count, schema, lineage).
+    `versions`: per load, the Delta version its commit gave each table (`delta_version` of the partition)."""
     for load_id, counts in per_load.items():
+        version = (versions or {}).get(load_id, {}).get(key.path[-1])
+        counts = counts if version is None else {**counts, "delta_version": version}
         context.add_asset_metadata(counts, asset_key=key, partition_key=load_id)
     return dg.MaterializeResult(asset_key=key, metadata=table_wide)
 

@@ -12,6 +12,7 @@ from normalization_core.api import (
     LakenormConfig,
     SourceConfig,
     SourceTables,
+    catalog_table_name,
     is_uri,
     logged_version_and_rows,
     rebuild_source_stream,
@@ -42,7 +43,7 @@ def _observable(tables: SourceTables, table: str, description: str) -> dg.Assets
     path, source = tables.path(table), tables.source
 
     @dg.observable_source_asset(key=[source.name, table], group_name=source.name, description=description,
-                                metadata={"dagster/table_name": f"{source.name}.{table}", "dagster/uri": path},
+                                metadata={"dagster/table_name": catalog_table_name(source, table), "dagster/uri": path},
                                 kinds={"delta"})
     def observe() -> dg.ObserveResult:  # the store's credentials as the environment holds them now
         return dg.ObserveResult(**delta_table_state(path, tables.storage_options(path)))

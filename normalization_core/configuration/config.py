@@ -9,6 +9,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
+from normalization_core.configuration.register import Registration, metastore_defaults, parse_register
 from normalization_core.configuration.schema_settings import (
     ColumnHint,
     SchemaSettings,
@@ -71,6 +72,8 @@ class SourceConfig:
     """Streams' schemas from the source's `schema_file` (a stream's own `schema_file` wins)."""
     """Whether `append_dedup` tables (history, current, children) use Delta deletion vectors: cheaper MERGEs,
     but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
+    register: Registration | None = None
+    """Where the source's tables are registered by name (`configuration.register`); None: by path only."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> Lake
     names = [s.name for s in parsed]
     if len(set(names)) != len(names):
         raise ConfigError(where, f"source names must be unique, got {names}")
-    spark = _parse_spark(doc.get("spark") or {})
+    spark = metastore_defaults(_parse_spark(doc.get("spark") or {}), [s.register for s in parsed], warehouse)
     if store is not None:  # the user's own `spark.hadoop.fs.s3a.*` settings win
         spark = {**{f"spark.hadoop.{k}": v for k, v in store.hadoop_conf().items()}, **spark}
     return LakenormConfig(warehouse=warehouse, sources=parsed, spark=spark,
@@ -184,6 +187,7 @@ def _parse_source(doc: dict, base_dir: Path, where: str, store: ObjectStore | No
         schemas=_schema_file(doc, base_dir, where, None, convention),
         settings=parse_settings(doc.get("settings") or {}, f"{where}: settings"),
         schema_contract=SchemaContract(**parse_contract(doc.get("schema_contract"))),
+        register=parse_register(doc.get("register"), where),
     )
 
 

@@ -33,6 +33,7 @@ REGISTRY_SCHEMA = T.StructType([
     T.StructField(C.LOADS_STATE, T.StringType()),
     T.StructField(C.LOADS_DISCARDED_ROWS, T.MapType(T.StringType(), T.LongType())),
     T.StructField(C.LOADS_DISCARDED_VALUES, T.MapType(T.StringType(), T.LongType())),
+    T.StructField(C.LOADS_TABLE_VERSIONS, T.MapType(T.StringType(), T.LongType())),
 ])
 
 
@@ -57,6 +58,8 @@ class LoadRecord:
     """Rows the schema contract left out, per typed table (only tables that lost some)."""
     discarded_values: dict[str, int] = field(default_factory=dict)
     """Values the schema contract left out of written rows, per typed table."""
+    table_versions: dict[str, int] = field(default_factory=dict)
+    """The Delta version of this load's commit per table written (`io.table_versions`)."""
 
 
 def record_loads(spark: SparkSession, path: str, load_ids: list[str], records: list[LoadRecord],

@@ -31,7 +31,10 @@ from normalization_core.io.registry import (
 )
 from normalization_core.io.spark import small_input_conf
 from normalization_core.io.storage import Landing, StorePath
+from normalization_core.io.table_versions import tagged_commits
+from normalization_core.passes.catalog_tables import publish_tables
 from normalization_core.passes.results import LoadResult, StreamResult
+from normalization_core.passes.snapshots import with_table_versions
 from normalization_core.passes.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
 from normalization_core.plans.load_plans import load_plans
 from normalization_core.plans.source_tables import SourceTables
@@ -106,7 +109,7 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
     results: list[LoadResult] = []
     for start in range(0, len(packages), MAX_LOADS_PER_PASS):
         chunk = packages[start:start + MAX_LOADS_PER_PASS]
-        with small_input_conf(spark, _input_bytes(chunk)):
+        with small_input_conf(spark, _input_bytes(chunk)), tagged_commits(spark, [p.load_id for p in chunk]):
             try:
                 results += _normalize_pass(spark, tables, chunk, streams)
             except PackageError:
@@ -332,7 +335,7 @@ def _write_quarantine(spark: SparkSession, tables: SourceTables, packages: list[
 def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], results: list[LoadResult],
               counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None) -> None:
     source = tables.source
-    records = _load_records(source, packages, results, counts)
+    records = with_table_versions(spark, tables, _load_records(source, packages, results, counts))
     complete, complete_records = [p.load_id for p in packages], records
     if streams is not None:  # a load is complete once every stream of its whole package is registered
         registered = normalized_streams(spark, tables.registry_path, [p.load_id for p in packages])
@@ -345,6 +348,7 @@ def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPack
         for package in wholes:
             if package.load_id in complete:
                 record_files(spark, ledger_path(tables.config, source), package.load_id, package.entries)
+    publish_tables(spark, tables)  # (after the registry: snapshot views read the loads it completed)
 
 
 def _load_records(source: SourceConfig, packages: list[LoadPackage], results: list[LoadResult],

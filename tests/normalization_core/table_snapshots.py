@@ -14,8 +14,8 @@ from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
 from normalization_core.plans.source_tables import SourceTables
 
-VOLATILE = ("normalized_at", "inserted_at", "modified_ms")
-"""Columns that hold when a run happened (or a file's upload time), not what it produced."""
+VOLATILE = ("normalized_at", "inserted_at", "modified_ms", "table_versions")
+"""Columns that hold when a run happened (or a file's upload time, or which commits it took), not what it produced."""
 
 
 def write_config(folder: Path, warehouse: str, source: dict, endpoint: str | None = None,

@@ -20,7 +20,8 @@ from normalization_core.passes.normalize import loads_input_bytes, normalize_loa
 
 STREAMS = {"events": {"destination_sync_mode": "overwrite"}}
 """orders and customers: append_dedup (sample catalog); events: overwrite; the inferred stream: append."""
-VOLATILE = ("_norm_normalized_at", C.LOADS_NORMALIZED_AT, C.VERSIONS_INSERTED_AT, C.LOADS_ROWS)
+VOLATILE = ("_norm_normalized_at", C.LOADS_NORMALIZED_AT, C.VERSIONS_INSERTED_AT, C.LOADS_ROWS,
+            C.LOADS_TABLE_VERSIONS)
 """Times of the run, and the registry's rows per table (a pass reports the rows its loads hold, see below)."""
 INFERRED = [['{"id": 1, "at": "2024-06-01T10:00:00Z", "items": [{"n": 1}]}', "not json"],
             ['{"id": 2, "at": "2024-06-02T10:00:00Z", "items": [{"n": 2}, {"n": 3}]}']]

@@ -64,7 +64,7 @@ def test_every_job_runs_its_step_in_the_runs_process_and_queued_runs_start_withi
     (tmp_path / "home" / "dagster.yaml").write_text(dagster_yaml())
     with dg.DagsterInstance.from_config(str(tmp_path / "home")) as instance:  # the shipped instance settings
         assert instance.run_coordinator.dequeue_interval_seconds == 1
-        assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 2
+        assert instance.get_concurrency_config().run_queue_config.max_concurrent_runs == 1  # the embedded metastore
 
 
 def test_sensor_registers_only_complete_new_packages_and_never_twice(shop):

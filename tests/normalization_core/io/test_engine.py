@@ -188,6 +188,11 @@ def test_runs_at_once_through_one_engine_keep_every_guarantee(running_engine, cl
         if source == SOURCE:  # the rows each run wrote per table depend on which run committed first
             found, expected = without_written_counts(found), without_written_counts(expected)
         assert found == expected, [t for t in found if found[t] != expected.get(t)]
+    versions: dict[str, dict[str, int]] = {}  # each load recorded its own commit to the tables both wrote
+    for row in map(json.loads, table_rows(spark, config_file, SOURCE)["_norm_loads"]):
+        versions.setdefault(row["load_id"], {}).update(row["table_versions"])
+    both = set(versions[first]) & set(versions[second])
+    assert both and all(versions[first][t] != versions[second][t] for t in both), versions
     # one commit per table and run: the other source's single run commits as the classic pass did; the source
     # the two runs shared got at most two runs' commits (a conflict's lost attempt commits nothing)
     assert commits(config_file, OTHER) == classic.commits[OTHER]
@@ -199,9 +204,11 @@ def test_runs_at_once_through_one_engine_keep_every_guarantee(running_engine, cl
 
 
 def without_written_counts(tables: dict[str, list[str]]) -> dict[str, list[str]]:
-    """The tables with the registry's `rows` (what the run of each load wrote to each table) left out."""
+    """The tables with the registry's `rows` (what the run of each load wrote to each table) and `table_versions`
+    (the versions of its commits) left out."""
     def registry_row(row: str) -> str:
-        return json.dumps({k: v for k, v in json.loads(row).items() if k != "rows"}, sort_keys=True)
+        return json.dumps({k: v for k, v in json.loads(row).items() if k not in ("rows", "table_versions")},
+                          sort_keys=True)
     return {t: sorted(map(registry_row, rows)) if t == "_norm_loads" else rows for t, rows in tables.items()}
 
 
