@@ -43,7 +43,7 @@ from normalization_core.transform.discard import (
     flag_discards,
     without_discarded,
 )
-from normalization_core.transform.internal_columns import DELETE, RECORD_HASH, VERSION
+from normalization_core.transform.internal_columns import DELETE, RECOMPUTED, RECORD_HASH, VERSION
 from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.scd import (
@@ -269,20 +269,19 @@ class _KeyRangeWrites(_StreamWrites):
     current rows in the range. The tables are in key order, so the range holds few other keys."""
 
     def history(self) -> int:
-        counted = Observation()
-
+        """The touched keys' history rows (what a MERGE would update or insert)."""
         def history_slice() -> DataFrame:
             near, keys, cols = self.history_near_keys(), self.touched.keys, self.cols
             # Read lazily: the write reads the history in its own transaction (see `_MergeWrites._history_source`)
             recomputed = recomputed_history(self.incoming, touched(near, keys, cols), self.names, cols,
                                             self.root_doc, self.load_ids)
-            recomputed = recomputed.observe(counted, F.count(F.lit(1)).alias("rows"))
-            return touched(near, keys, cols, "left_anti").unionByName(recomputed, allowMissingColumns=True)
+            untouched = touched(near, keys, cols, "left_anti").withColumn(RECOMPUTED, F.lit(False))
+            return untouched.unionByName(recomputed.withColumn(RECOMPUTED, F.lit(True)), allowMissingColumns=True)
 
-        replace_slice(self.spark, self.history_path, history_slice, self.touched.range.predicate(), self.props,
-                      self.cols.keys, storage_options=self.source_tables.storage_options(self.history_path),
-                      new_rows=self.touched.versions)
-        return int(counted.get["rows"])  # the touched keys' history rows (what a MERGE would update or insert)
+        return replace_slice(self.spark, self.history_path, history_slice, self.touched.range.predicate(),
+                             self.props, self.cols.keys,
+                             storage_options=self.source_tables.storage_options(self.history_path),
+                             new_rows=self.touched.versions, count_column=RECOMPUTED)
 
     def current(self) -> int:
         def current_slice() -> DataFrame:

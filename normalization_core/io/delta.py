@@ -121,7 +121,7 @@ def _logged_version(path: str, storage_options: dict[str, str] | None) -> int | 
 def table_rows(path: str, storage_options: dict[str, str] | None = None) -> int | None:
     """The rows of the table at `path` as its log's file statistics count them (delta-rs, no Spark job); None when
     they cannot be read or a file has no row count."""
-    if is_uri(path) and storage_options is None:
+    if is_uri(path):  # (an object store's log listed from many threads timed out against a local S3 server)
         return None
     try:
         table = open_delta_table(path, storage_options)
@@ -203,8 +203,8 @@ def load_rows_in_log(path: str, load_column: str, load_id: str, storage_options:
                      ) -> tuple[int, bool] | None:
     """(rows of the files that hold `load_id` alone, whether another file may hold it too) by the statistics of the
     table's log, read by delta-rs (no Spark job); None when they cannot be read (no such column statistics, an
-    object store without `storage_options`)."""
-    if is_uri(path) and storage_options is None:
+    object store: its rows are replaced)."""
+    if is_uri(path):  # (an object store's log listed from many threads timed out against a local S3 server)
         return None
     try:
         table = open_delta_table(path, storage_options)
@@ -282,17 +282,21 @@ def rewrite_in_key_order(spark: SparkSession, path: str, order_by: Sequence[str]
 
 
 def _writer(df: DataFrame, order_by: Sequence[str], counted: Observation | None = None,
-            few_rows: bool = False):  # -> DataFrameWriter
+            few_rows: bool = False, count_column: str | None = None):  # -> DataFrameWriter
     """A Delta writer of `df`, counting its rows into `counted`. With `order_by`, its rows are sorted across
     files (a range of keys per task, files of at most `KEY_ORDERED_FILE_ROWS` rows), so each file's statistics
     bound a narrow range of keys; `few_rows`: `df` is known to be small, so one task sorts it all (the ranges of
-    several tasks cost a Spark job of its own, sampling the keys)."""
+    several tasks cost a Spark job of its own, sampling the keys); `count_column`: a boolean column of `df`, not
+    written, whose true rows `counted` also counts (as "marked")."""
     if order_by:
         columns = [F.col(f"`{c}`") for c in order_by]
         df = df.repartition(1) if few_rows else df.repartitionByRange(*columns)
         df = df.sortWithinPartitions(*columns)
     if counted is not None:  # after the sort: the range sampling job runs what is below it
-        df = df.observe(counted, F.count(F.lit(1)).alias("rows"))
+        marked = [F.count_if(F.col(count_column)).alias("marked")] if count_column else []
+        df = df.observe(counted, F.count(F.lit(1)).alias("rows"), *marked)
+    if count_column:
+        df = df.drop(count_column)
     writer = df.write.format("delta")
     return writer.option("maxRecordsPerFile", KEY_ORDERED_FILE_ROWS) if order_by else writer
 
@@ -354,7 +358,8 @@ def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame]
 def replace_slice(spark: SparkSession, path: str, rows: Callable[[], DataFrame], predicate: str,
                   properties: dict[str, str] | None = None, order_by: Sequence[str] = (),
                   reads: str | None = None, reads_options: dict[str, str] | None = None,
-                  storage_options: dict[str, str] | None = None, new_rows: int | None = None) -> int:
+                  storage_options: dict[str, str] | None = None, new_rows: int | None = None,
+                  count_column: str | None = None) -> int:
     """Replace the rows matching `predicate` (a SQL predicate over the table's columns) in the table at `path` with
     `rows()`, in one commit (a write with `replaceWhere`: ~3 Spark jobs where a MERGE runs ~9); creates the table
     with `properties` when there is none. Returns the rows written.
@@ -363,18 +368,20 @@ def replace_slice(spark: SparkSession, path: str, rows: Callable[[], DataFrame],
     is called again on every attempt and may read the table at `path` itself, lazily: Delta reads it within the
     write's transaction, so a concurrent commit to those rows is a conflict, retried. `reads`, `reads_options`,
     `order_by`: as for `merge_by_key`; `storage_options`: delta-rs options to read the log at `path` (`table_rows`);
-    `new_rows`: at most how many of `rows()` the table does not hold yet (None: not known)."""
+    `new_rows`: at most how many of `rows()` the table does not hold yet (None: not known); `count_column`: a
+    boolean column of `rows()`, not written: the rows where it is true are counted instead (counted after the sort,
+    whose sampling job would count what is below it a second time)."""
     def write() -> int:
         exists = is_delta_table(spark, path)  # decided before `rows()` reads it (see `_merge_or_create`)
         df = rows()
         if not exists:
-            return _create_with(df, path, properties or {}, order_by)
+            return _create_with(df.drop(count_column) if count_column else df, path, properties or {}, order_by)
         counted = Observation()
         held = table_rows(path, storage_options)
         few_rows = None not in (held, new_rows) and held + new_rows < KEY_ORDERED_FILE_ROWS  # a slice's most
-        (_writer(df, order_by, counted, few_rows).mode("overwrite").option("replaceWhere", predicate)
+        (_writer(df, order_by, counted, few_rows, count_column).mode("overwrite").option("replaceWhere", predicate)
          .option("mergeSchema", "true").save(path))
-        return int(counted.get["rows"])
+        return int(counted.get["marked" if count_column else "rows"])
     return with_conflict_retry(lambda: _unchanged_source(spark, path, reads, reads_options, write), path)
 
 

@@ -74,9 +74,10 @@ def committed_versions(spark: SparkSession, path: str, load_ids: Sequence[str],
 
 def _history(spark: SparkSession, path: str, storage_options: dict[str, str] | None,
              depth: int) -> list[tuple[int, str | None]]:
-    """(version, userMetadata) of the newest commits, newest first: read from the log by delta-rs when it can
-    (no Spark job), else `DESCRIBE HISTORY` (metadata rows)."""
-    if not is_uri(path) or storage_options is not None:
+    """(version, userMetadata) of the newest commits, newest first: read from a local table's log by delta-rs (no
+    Spark job), else `DESCRIBE HISTORY` (metadata rows; delta-rs's history of a table on a local S3 server timed out
+    listing its log)."""
+    if not is_uri(path):
         try:
             table = open_delta_table(path, storage_options)
         except DeltaError:
