@@ -24,12 +24,15 @@ print(json.dumps({"catalog": spark.conf.get("spark.sql.catalogImplementation"),
 
 @pytest.mark.slow
 def test_a_fresh_session_reads_the_demo_tables_by_name_from_the_embedded_metastore(spark, tmp_path):
-    root = tmp_path / "demo"
+    root, workdir = tmp_path / "demo", tmp_path / "workdir"
+    workdir.mkdir()
     env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
     demo = subprocess.run([sys.executable, "-m", "lakenorm_app.cli", "demo", "--root", str(root), "--packages", "1"],
-                          env=env, capture_output=True, text=True, timeout=600)
+                          env=env, cwd=workdir, capture_output=True, text=True, timeout=600)
     assert demo.returncode == 0, demo.stderr[-3000:]
-    assert (root / "metastore/metastore_db").is_dir() and not Path("derby.log").exists()
+    # the metastore and Derby's log live under the demo's root, nothing lands in the working directory
+    assert (root / "metastore/metastore_db").is_dir() and (root / "metastore/derby.log").exists()
+    assert list(workdir.iterdir()) == []
     read = subprocess.run([sys.executable, "-c", READER, str(root / "lakenorm.yaml")], env=env, capture_output=True,
                           text=True, timeout=600)  # a new process: a new driver, the same metastore
     assert read.returncode == 0, read.stderr[-3000:]
