@@ -55,8 +55,9 @@ def to_big_integer(text: Column) -> Column:
 
 
 def to_double(text: Column) -> Column:
-    """NaN and (-)Infinity are kept."""
-    return text.try_cast(T.DoubleType())
+    """NaN and (-)Infinity are kept; a number beyond a double's range (`1e400`) is NULL: no double holds it."""
+    double = text.try_cast(T.DoubleType())
+    return F.when((F.abs(double) != F.lit("Infinity").cast(T.DoubleType())) | ~text.rlike(_NUMBER), double)
 
 
 def to_boolean(text: Column) -> Column:
@@ -136,11 +137,12 @@ def cast_changes(text: Column, typed: Column, logical_type: str, field: str) -> 
 
 
 def lost_digits(text: Column, double: Column) -> Column:
-    """The number text has significant digits the double does not keep. Text of 15 characters or fewer has
-    at most 15 digits, which every double within range keeps; only longer text is compared."""
+    """The number text has significant digits the double does not keep. Text of 15 characters or fewer without
+    an exponent has at most 15 digits, which every double keeps; only longer text, or text with an exponent
+    (`1e-400` reads as 0.0), is compared."""
     def digits(number: Column) -> Column:
         return F.regexp_replace(F.regexp_replace(F.regexp_extract(number, _MANTISSA, 1), r"\.", ""), "^0+|0+$", "")
-    long_number = (F.length(text) > 15) & text.rlike(_NUMBER) & double.isNotNull()
+    long_number = ((F.length(text) > 15) | text.rlike("[eE]")) & text.rlike(_NUMBER) & double.isNotNull()
     return long_number & (digits(text) != digits(double.cast(T.StringType())))
 
 

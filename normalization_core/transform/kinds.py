@@ -2,6 +2,8 @@
 union options a value fits) and dlt's data types (`value_kind`, SPEC §5.2, for inference and variant columns)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -21,17 +23,40 @@ _BIG_INTEGER = _NUMBER_START + r"(-?\d{39,})" + _NUMBER_END
 _ZERO_FRACTION = _NUMBER_START + r"(-?\d{1,15}\.0+)" + _NUMBER_END
 """A number written with a fraction of zeros (`3170.00`, `1.0`): a VARIANT keeps it as an integral DECIMAL."""
 _REWRITTEN = r"\d{39}|\d\.0"
+_INEXACT_NUMBER = _NUMBER_START + (
+    r"(-?(?:(?=(?:\.?\d){39})\d[\d.]*(?:[eE][+-]?\d+)?"  # more than 38 digits
+    r"|\d[\d.]{15,}[eE][+-]?\d+"  # 16 or more digits and an exponent
+    r"|\d[\d.]*[eE][+-]?(?:30[89]|3[1-9]\d|[4-9]\d\d|\d{4,})))"  # at or beyond a double's range
+) + _NUMBER_END
+"""A number a VARIANT may hold only as a double that lost some of it (a DECIMAL holds 38 digits, no exponent)."""
 
 
 def inference_text(json_text: Column) -> Column:
     """JSON text whose VARIANT has the kinds dlt infers (SPEC §5.2): integers wider than decimal(38,0) quoted,
     so that they stay exact (as text), and numbers written with a zero fraction given an exponent, so that
     they are doubles as for dlt's JSON parser, not integers. Strings are left as they are."""
-    def rewritten(token: Column) -> Column:
-        plain = F.regexp_replace(F.regexp_replace(token, _BIG_INTEGER, '"$1"'), _ZERO_FRACTION, "$1e0")
-        return F.when(token.startswith('"'), token).otherwise(plain)
+    def rewritten(run: Column) -> Column:
+        return F.regexp_replace(F.regexp_replace(run, _BIG_INTEGER, '"$1"'), _ZERO_FRACTION, "$1e0")
+    return _outside_strings(json_text, _REWRITTEN, rewritten)
+
+
+def exact_number_text(json_text: Column) -> Column:
+    """JSON text whose VARIANT holds every number as written: a number it would read through a double with
+    digits lost (`may_hold_inexact_numbers`) is quoted, so that typing reads the digits themselves (a `number`
+    column then records what its double loses, SPEC §5.1) and raw's digits are never replaced by a double's."""
+    return _outside_strings(json_text, _INEXACT_NUMBER, lambda run: F.regexp_replace(run, _INEXACT_NUMBER, '"$1"'))
+
+
+def may_hold_inexact_numbers(json_text: Column) -> Column:
+    """The text holds a number a VARIANT would keep only as a lossy double (text in a string may match too)."""
+    return json_text.rlike(_INEXACT_NUMBER)
+
+
+def _outside_strings(json_text: Column, candidates: str, rewrite: Callable[[Column], Column]) -> Column:
+    """`rewrite` applied to the runs of the text between its strings, for texts where `candidates` matches."""
     tokens = F.regexp_extract_all(json_text, F.lit(_TOKENS), 0)
-    return F.when(json_text.rlike(_REWRITTEN), F.array_join(F.transform(tokens, rewritten), "")).otherwise(json_text)
+    rewritten = F.transform(tokens, lambda token: F.when(token.startswith('"'), token).otherwise(rewrite(token)))
+    return F.when(json_text.rlike(candidates), F.array_join(rewritten, "")).otherwise(json_text)
 
 
 def is_present(variant: Column) -> Column:

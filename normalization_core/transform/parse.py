@@ -21,7 +21,7 @@ from normalization_core.columns import SystemNames
 from normalization_core.schema.model import StreamSchema, root_table
 from normalization_core.transform.casts import cast_object, lost_digits
 from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE, TREE_PARSE
-from normalization_core.transform.kinds import inference_text
+from normalization_core.transform.kinds import exact_number_text, inference_text, may_hold_inexact_numbers
 from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT, raw_rows
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
 
@@ -77,11 +77,14 @@ class ParsedRecords:
 
 
 def record_variant(names: SystemNames, stream_schema: StreamSchema) -> Column:
-    """The record as a VARIANT, parsed from the raw JSON text (inferred streams with integers beyond 38
-    digits quoted, so that they stay exact as text)."""
-    if stream_schema.get("inferred"):
-        return F.try_parse_json(inference_text(F.col(names.data)))
-    return F.try_parse_json(F.col(names.data))
+    """The record as a VARIANT, parsed from the raw JSON text (`record_text`)."""
+    return F.try_parse_json(record_text(F.col(names.data), stream_schema))
+
+
+def record_text(text: Column, stream_schema: StreamSchema) -> Column:
+    """The record's JSON text as its VARIANT is parsed from: inferred streams' with the kinds dlt infers
+    (`inference_text`), catalog streams' with every number kept as written (`exact_number_text`)."""
+    return (inference_text if stream_schema.get("inferred") else exact_number_text)(text)
 
 
 def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema: StreamSchema,
@@ -164,17 +167,19 @@ def _record_columns(parser: TreeParser, schema: StreamSchema, text: Column, is_r
     if _has_doubles(schema):
         clean = clean & ~_holds_inexact_number(text)
     level = row_level(schema, root_table(schema))
-    record = F.when(is_record & ~clean, cast_object(F.try_parse_json(text), level.fields()))
+    record = F.when(is_record & ~clean, cast_object(F.try_parse_json(record_text(text, schema)), level.fields()))
     return [F.when(clean, F.col(parse)).alias(TREE), record.alias(RECORD), clean.alias(CLEAN)]
 
 
 def _holds_inexact_number(text: Column) -> Column:
     """The record holds a number whose digits a double cannot keep. The tree reads a `double` column's value
     through a double, a VARIANT keeps it exactly (up to 38 digits), so such a record is read from its VARIANT,
-    where the lost digits are seen and recorded (`casts.lost_digits`). A long number a double keeps (Python's
+    where the lost digits are seen and recorded (`casts.lost_digits`); a number a VARIANT would hold as a double
+    only is read from its text there (`exact_number_text`). A long number a double keeps (Python's
     `0.30000000000000004`) leaves the record on the tree."""
     numbers = F.regexp_extract_all(text, F.lit(_LONG_NUMBER), 0)
-    return F.exists(numbers, lambda number: lost_digits(number, number.try_cast(T.DoubleType())))
+    lost = F.exists(numbers, lambda number: lost_digits(number, number.try_cast(T.DoubleType())))
+    return lost | may_hold_inexact_numbers(text)
 
 
 def _has_doubles(schema: StreamSchema) -> bool:
