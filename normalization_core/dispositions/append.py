@@ -16,7 +16,8 @@ from pyspark.sql import functions as F
 from normalization_core.checks.data_checks import ROWS_TYPED
 from normalization_core.columns import SystemNames
 from normalization_core.dispositions.base import Disposition, TableCheck, TypedCounts, kept_rows
-from normalization_core.io.delta import read_table, replace_all, replace_loads, run_concurrently
+from normalization_core.io.delta import read_table, replace_all, run_concurrently
+from normalization_core.io.load_writes import replace_loads
 from normalization_core.transform.counts import load_counts, nulled_by_load, observe_loads
 from normalization_core.transform.discard import discard, discarded_counts
 from normalization_core.transform.nesting import typed_tables

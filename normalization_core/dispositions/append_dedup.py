@@ -29,11 +29,10 @@ from normalization_core.io.delta import (
     merged_table_properties,
     read_table,
     replace_all,
-    replace_loads_counted,
     replace_slice,
-    rows_per_load,
     run_concurrently,
 )
+from normalization_core.io.load_writes import replace_loads_counted, rows_per_load
 from normalization_core.schema import StreamSchema
 from normalization_core.schema.contract import NO_DISCARDS, Discards
 from normalization_core.schema.model import TableSchema, root_table
@@ -204,7 +203,7 @@ def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, hi
     if bounds is None:
         return TouchedKeys(materialized(keys), None, None, None)
     bounds.append(F.count(F.lit(1)).alias("keys"))
-    observed = Observation()  # to be verified over Spark Connect (see `io.delta._create_with`)
+    observed = Observation()  # to be verified over Spark Connect (see `io.delta.create_table_with`)
     keys = materialized(keys.observe(observed, *bounds))
     found = observed.get  # delivered by the materializing job: one row of bounds, metadata
     if "low" not in found:  # a Spark Connect engine on a cluster delivered none for the checkpoint: one small job

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from normalization_core.io.delta import replace_loads
+from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.storage import open_delta_table
 from normalization_core.inputs.listing import FileEntry
 from normalization_core.io.local_rows import local_rows

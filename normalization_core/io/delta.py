@@ -136,15 +136,6 @@ def table_ref(path: str) -> str:
     return f"delta.`{path.replace('`', '``')}`"
 
 
-def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str],
-                  storage_options: dict[str, str] | None = None) -> None:
-    """Replace exactly the rows of `load_ids` in the table at `path` with `df`, in one commit (see `write_loads`).
-
-    Load IDs are validated against `^[A-Za-z0-9][A-Za-z0-9._-]*$`, so the predicate is safe.
-    """
-    with_conflict_retry(lambda: write_loads(df, path, load_column, load_ids, storage_options=storage_options), path)
-
-
 def in_list(column: str, values: Sequence[str]) -> str:
     """`column IN (...)` with the values as escaped SQL string literals."""
     return f"`{column}` IN ({', '.join(sql_string(v) for v in values)})"
@@ -156,80 +147,11 @@ def sql_string(value: str) -> str:
 
 def replace_where(df: DataFrame, path: str, predicate: str) -> None:
     """Replace exactly the rows matching `predicate` in the table at `path` with `df`, in one commit."""
-    with_conflict_retry(lambda: _replace_where_writer(df, predicate).save(path), path)
+    with_conflict_retry(lambda: replace_where_writer(df, predicate).save(path), path)
 
 
-def _replace_where_writer(df: DataFrame, predicate: str):  # -> DataFrameWriter
+def replace_where_writer(df: DataFrame, predicate: str):  # -> DataFrameWriter
     return df.write.format("delta").mode("overwrite").option("replaceWhere", predicate).option("mergeSchema", "true")
-
-
-def replace_loads_counted(spark: SparkSession, path: str, rows: Callable[[], DataFrame], load_column: str,
-                          load_ids: Sequence[str], properties: dict[str, str] | None = None,
-                          storage_options: dict[str, str] | None = None) -> int:
-    """`replace_loads` of `rows()` (called again on every attempt, so a retry reads fresh data), creating the table
-    with `properties` (`delta.*`) when there is none; returns the rows written, counted while writing."""
-    return with_conflict_retry(lambda: write_loads(rows(), path, load_column, load_ids, properties, storage_options),
-                               path)
-
-
-def write_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str],
-                properties: dict[str, str] | None = None, storage_options: dict[str, str] | None = None) -> int:
-    """One attempt of `replace_loads_counted`: the rows of `load_ids` in the table at `path` replaced by `df`.
-
-    A load the table provably does not hold yet (no file's statistics of `load_column` can hold it, read from the
-    log by delta-rs) is appended: one Spark job, where a `replaceWhere` costs three (the table's state, the files
-    that may hold the load, the write). Two runs of one load appending at once would hold it twice, so after the
-    append the log must show exactly the rows appended in files of that load alone; else (another run's commit, or a
-    compaction) its rows are replaced, which leaves one copy whatever the order (a run that checks after another's
-    append finds the load and replaces)."""
-    counted = Observation()  # to be verified over Spark Connect (see `_create_with`)
-    spark = df.sparkSession
-    if not is_delta_table(spark, path, storage_options):
-        return _create_with(df, path, properties or {})
-    if len(load_ids) == 1 and load_rows_in_log(path, load_column, load_ids[0], storage_options) == (0, False):
-        df.observe(counted, F.count(F.lit(1)).alias("rows")).write.format("delta").mode("append") \
-            .option("mergeSchema", "true").save(path)
-        appended = int(counted.get["rows"])
-        if load_rows_in_log(path, load_column, load_ids[0], storage_options) == (appended, False):
-            return appended
-        LOG.warning("load %s is in %s more than once (a concurrent run): replacing its rows", load_ids[0], path)
-        counted = Observation()
-    _replace_where_writer(df.observe(counted, F.count(F.lit(1)).alias("rows")),
-                          in_list(load_column, load_ids)).save(path)
-    return int(counted.get["rows"])
-
-
-def load_rows_in_log(path: str, load_column: str, load_id: str, storage_options: dict[str, str] | None = None
-                     ) -> tuple[int, bool] | None:
-    """(rows of the files that hold `load_id` alone, whether another file may hold it too) by the statistics of the
-    table's log, read by delta-rs (no Spark job); None when they cannot be read (no such column statistics, an
-    object store: its rows are replaced)."""
-    if is_uri(path):  # (an object store's log listed from many threads timed out against a local S3 server)
-        return None
-    try:
-        table = open_delta_table(path, storage_options)
-        actions = None if table is None else table.get_add_actions(flatten=True)
-        if actions is None or actions.num_rows == 0:
-            return 0, False
-        lows, highs, counts = (actions.column(name).to_pylist()
-                               for name in (f"min.{load_column}", f"max.{load_column}", "num_records"))
-    except (DeltaError, KeyError):
-        return None
-    alone, elsewhere = 0, False
-    for low, high, count in zip(lows, highs, counts):
-        if low == high == load_id and count is not None:
-            alone += count
-        elif low is None or high is None or low <= load_id <= high:  # (truncated or absent statistics: maybe)
-            elsewhere = True
-    return alone, elsewhere
-
-
-def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Sequence[str]) -> dict[str, int]:
-    """Rows the table holds now for each of `load_ids` (one counter per load reaches the driver)."""
-    counts = (read_table(spark, path).where(F.col(load_column).isin(list(load_ids)))
-              .groupBy(load_column).count().collect())  # one counter per load ID: metadata
-    found = {row[0]: int(row[1]) for row in counts}
-    return {load_id: found.get(load_id, 0) for load_id in load_ids}
 
 
 def read_table(spark: SparkSession, path: str) -> DataFrame:
@@ -375,7 +297,7 @@ def replace_slice(spark: SparkSession, path: str, rows: Callable[[], DataFrame],
         exists = is_delta_table(spark, path)  # decided before `rows()` reads it (see `_merge_or_create`)
         df = rows()
         if not exists:
-            return _create_with(df.drop(count_column) if count_column else df, path, properties or {}, order_by)
+            return create_table_with(df.drop(count_column) if count_column else df, path, properties or {}, order_by)
         counted = Observation()
         held = table_rows(path, storage_options)
         few_rows = None not in (held, new_rows) and held + new_rows < KEY_ORDERED_FILE_ROWS  # a slice's most
@@ -406,7 +328,7 @@ def _merge_or_create(spark: SparkSession, path: str, source: Callable[[], DataFr
     rows = source()
     columns = [c for c in rows.columns if c != delete_flag]
     if not exists:
-        return _create_with(rows.where(~F.col(delete_flag)).select(*columns), path, properties, order_by)
+        return create_table_with(rows.where(~F.col(delete_flag)).select(*columns), path, properties, order_by)
     names = [quoted(c) for c in columns]
     flag = f"{SOURCE}.{quoted(delete_flag)}"
     matched = " AND ".join(f"{TARGET}.{quoted(c)} <=> {SOURCE}.{quoted(c)}" for c in on)
@@ -433,7 +355,7 @@ def quoted(name: str) -> str:
     return f"`{name.replace('`', '``')}`"
 
 
-def _create_with(rows: DataFrame, path: str, properties: dict[str, str], order_by: Sequence[str] = ()) -> int:
+def create_table_with(rows: DataFrame, path: str, properties: dict[str, str], order_by: Sequence[str] = ()) -> int:
     """A new table holding `rows`, which is what a MERGE into an empty table inserts, in one commit (a MERGE
     costs ~20 Spark jobs); returns its rows, counted while writing. Losing the creation to another writer is a
     race: the retry MERGEs."""

@@ -20,7 +20,8 @@ from normalization_core.errors import LakenormError, PackageError, UnknownLoadEr
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.ledger import record_files
-from normalization_core.io.delta import is_delta_table, replace_loads, replace_where, run_concurrently
+from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
+from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.load_packages import Discovery, LoadPackage
 from normalization_core.io.reader import unreadable_file
 from normalization_core.io.registry import (

@@ -8,7 +8,8 @@ from pyspark.sql import functions as F
 
 from normalization_core import columns as C
 from normalization_core.configuration.config import LakenormConfig
-from normalization_core.io.delta import is_delta_table, read_table, rows_per_load
+from normalization_core.io.delta import is_delta_table, read_table
+from normalization_core.io.load_writes import rows_per_load
 from normalization_core.io.registry import normalized_streams
 from normalization_core.passes.results import LoadResult, StreamResult
 from normalization_core.plans.source_tables import SourceTables

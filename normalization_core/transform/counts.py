@@ -48,7 +48,7 @@ def observe_loads(df: DataFrame, names: SystemNames, load_ids: Sequence[str]) ->
     nulled = F.col(NULLED_CHANGES)
     metrics = [*rows, F.coalesce(F.sum(nulled), F.lit(0)).alias(NULLED_VALUES),
                F.count_if(nulled > 0).alias(NULLED_ROWS)]
-    observation = Observation()  # to be verified over Spark Connect (see `io.delta._create_with`)
+    observation = Observation()  # to be verified over Spark Connect (see `io.delta.create_table_with`)
     counted = df.select("*", nulled_changes(names).alias(NULLED_CHANGES))
     observed = counted.observe(observation, *metrics).drop(NULLED_CHANGES)
     return observed, observation

@@ -96,7 +96,7 @@ def discard(frames: dict[str, DataFrame], schema: StreamSchema, discards: Discar
     flagged = flag_discards(frames, schema, discards, names)
     kept, observations = {}, {}
     for name, df in flagged.frames.items():
-        observation = Observation()  # to be verified over Spark Connect (see `io.delta._create_with`)
+        observation = Observation()  # to be verified over Spark Connect (see `io.delta.create_table_with`)
         metrics = [m for i, load_id in enumerate(load_ids) for m in (
             F.count_if(F.col(DISCARDED) & _of_load(names, load_id, load_ids)).alias(f"rows{i}"),
             F.coalesce(F.sum(F.when(~F.col(DISCARDED) & _of_load(names, load_id, load_ids),

@@ -14,9 +14,9 @@ from normalization_core.io.delta import (
     merge_by_key,
     merged_table_properties,
     read_table,
-    replace_loads_counted,
     table_version,
 )
+from normalization_core.io.load_writes import replace_loads_counted
 from normalization_core.io.storage import open_delta_table
 
 

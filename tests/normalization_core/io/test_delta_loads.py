@@ -6,8 +6,9 @@ import threading
 
 from delta.tables import DeltaTable
 
-from normalization_core.io import delta
-from normalization_core.io.delta import load_rows_in_log, read_table, replace_loads
+from normalization_core.io import load_writes
+from normalization_core.io.delta import read_table
+from normalization_core.io.load_writes import load_rows_in_log, replace_loads
 
 
 def _rows(spark, load_id, values):
@@ -57,7 +58,7 @@ def test_two_runs_appending_one_load_at_once_leave_it_once(spark, tmp_path, monk
     path = str(tmp_path / "table")
     replace_loads(_rows(spark, "L0", [0]), path, "load", ["L0"])
     checked, both_checked = [], threading.Barrier(2)
-    real_check = delta.load_rows_in_log
+    real_check = load_writes.load_rows_in_log
 
     def check_then_wait(*args, **kwargs):
         found = real_check(*args, **kwargs)
@@ -66,7 +67,7 @@ def test_two_runs_appending_one_load_at_once_leave_it_once(spark, tmp_path, monk
             both_checked.wait(timeout=60)  # each run appends only after both found the load absent
         return found
 
-    monkeypatch.setattr(delta, "load_rows_in_log", check_then_wait)
+    monkeypatch.setattr(load_writes, "load_rows_in_log", check_then_wait)
     failed = []
 
     def run() -> None:
