@@ -124,31 +124,45 @@ def start_spark_master(folder: Path, port: int) -> subprocess.Popen:
     return master
 
 
-def start_spark_worker(folder: Path, index: int, master_url: str, cores: int, memory: str) -> subprocess.Popen:
-    """A worker whose executors run in `<folder>/worker-<index>/<app id>/<executor id>`."""
+WORKER_REGISTERED = "Successfully registered with master"
+
+
+def start_spark_worker(folder: Path, index: int, master_url: str, cores: int, memory: str,
+                       wait: bool = True) -> subprocess.Popen:
+    """A worker whose executors run in `<folder>/worker-<index>/<app id>/<executor id>` (`wait`: returns once it
+    registered with the master, its log `<folder>/worker-<index>.log` saying so)."""
     work = folder / f"worker-{index}"
     work.mkdir(parents=True, exist_ok=True)
     log = folder / f"worker-{index}.log"
     worker = _spark_class(["org.apache.spark.deploy.worker.Worker", master_url, "--host", "127.0.0.1",
                            "--cores", str(cores), "--memory", memory, "--webui-port", str(free_port()),
                            "--work-dir", str(work)], log)
-    wait_for_log(log, "Successfully registered with master", worker)
+    if wait:
+        wait_for_log(log, WORKER_REGISTERED, worker)
     return worker
 
 
 @contextmanager
 def standalone_cluster(folder: Path, workers: int = 2, cores: int = 1, memory: str = "1g") -> Iterator[str]:
-    """Yields the master URL once every worker registered; stops the workers and the master after."""
+    """Yields the master URL once every worker registered; stops the workers and the master after. The workers
+    start side by side, and all stop at once (each JVM's start and stop is seconds of waiting)."""
     folder.mkdir(parents=True, exist_ok=True)
     port = free_port()
     master_url = f"spark://127.0.0.1:{port}"
     processes = []
     try:
         processes.append(start_spark_master(folder, port))
-        for i in range(workers):
-            processes.append(start_spark_worker(folder, i, master_url, cores, memory))
+        started = [start_spark_worker(folder, i, master_url, cores, memory, wait=False) for i in range(workers)]
+        processes.extend(started)
+        for i, worker in enumerate(started):
+            wait_for_log(folder / f"worker-{i}.log", WORKER_REGISTERED, worker)
         yield master_url
     finally:
+        for process in reversed(processes):  # SIGTERM to every group first, then wait for each
+            try:
+                os.killpg(process.pid, 15)
+            except ProcessLookupError:
+                pass
         for process in reversed(processes):
             stop(process.pid)
 

@@ -164,6 +164,41 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
 CONNECT_RETRIES = {"max_retries": 5, "initial_backoff": 500, "backoff_multiplier": 2.0, "max_backoff": 4000}
 """A call the engine does not answer is tried again for ~12 s (Connect's default: 10 minutes), then fails: a run
 that lost its engine says so (`io.engine_runs.lost_engine_errors`) instead of waiting."""
+
+
+def _engine_retry_policy(host: str, port: int):
+    """Connect's default policy with `CONNECT_RETRIES`, until one call has used up its retries: the engine is lost
+    then, and each later call that fails while nothing answers at `host:port` fails at once. The run's cleanup
+    after the loss (a cached frame unpersisted, session settings restored: one call each) took ~12 s per call, a
+    lost engine ~1 min to be reported instead of ~12 s."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy, RetryPolicyState
+
+    class LostEngineState(RetryPolicyState):
+        def next_attempt(self, exception=None):
+            wait = super().next_attempt(exception)
+            if wait is None:
+                policy.lost = True
+            return wait
+
+    class EnginePolicy(DefaultPolicy):
+        lost = False
+
+        def can_retry(self, exception: BaseException) -> bool:
+            if self.lost:
+                try:
+                    socket.create_connection((host, port), timeout=1).close()
+                except OSError:
+                    return False
+                self.lost = False  # the engine answers again: calls are retried as before
+            return super().can_retry(exception)
+
+        def to_state(self) -> RetryPolicyState:
+            return LostEngineState(self)
+
+    policy = EnginePolicy(**CONNECT_RETRIES)
+    return policy
+
+
 _CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 _CONNECT_SESSIONS: dict[str, SparkSession] = {}
 """This process's Spark Connect client session per address."""
@@ -185,7 +220,6 @@ def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
         raise LakenormError(f"no Spark Connect engine answers at {remote} ({err.strerror or err}): start it with "
                             "`lakenorm engine start`, or fix spark.remote in the configuration") from None
     try:
-        from pyspark.sql.connect.client.retries import DefaultPolicy
         from pyspark.sql.connect.session import SparkSession as ConnectSession
     except ImportError as err:
         raise LakenormError(f"a Spark Connect session needs pyspark's connect packages: {err}") from None
@@ -204,7 +238,7 @@ def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
             if key.startswith("spark.") and not key.startswith(_HADOOP_PREFIX):
                 builder = builder.config(key, value)
         spark = _CONNECT_SESSIONS[remote] = builder.create()
-        spark.client.set_retry_policies([DefaultPolicy(**CONNECT_RETRIES)])
+        spark.client.set_retry_policies([_engine_retry_policy(host, port)])
     if uses_s3a(spark_conf):
         _join_s3a(spark, spark_conf)
     return spark

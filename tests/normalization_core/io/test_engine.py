@@ -183,13 +183,14 @@ def test_runs_at_once_through_one_engine_keep_every_guarantee(running_engine, cl
     assert not [err for _, _, err in ended if "restarting the engine" in err]
     assert engine.recorded(directory).pid == started.pid and runs_served(directory) == served + 3
 
+    written = {source: table_rows(spark, config_file, source) for source in (SOURCE, OTHER)}
     for source in (SOURCE, OTHER):  # nothing lost, nothing twice: the tables of one classic pass
-        found, expected = table_rows(spark, config_file, source), classic.rows[source]
+        found, expected = written[source], classic.rows[source]
         if source == SOURCE:  # the rows each run wrote per table depend on which run committed first
             found, expected = without_written_counts(found), without_written_counts(expected)
         assert found == expected, [t for t in found if found[t] != expected.get(t)]
     versions: dict[str, dict[str, int]] = {}  # each load recorded its own commit to the tables both wrote
-    for row in map(json.loads, table_rows(spark, config_file, SOURCE)["_norm_loads"]):
+    for row in map(json.loads, written[SOURCE]["_norm_loads"]):
         versions.setdefault(row["load_id"], {}).update(row["table_versions"])
     both = set(versions[first]) & set(versions[second])
     assert both and all(versions[first][t] != versions[second][t] for t in both), versions
