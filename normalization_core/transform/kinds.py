@@ -43,7 +43,7 @@ def inference_text(json_text: Column) -> Column:
 def exact_number_text(json_text: Column) -> Column:
     """JSON text whose VARIANT holds every number as written: a number it would read through a double with
     digits lost (`may_hold_inexact_numbers`) is quoted, so that typing reads the digits themselves (a `number`
-    column then records what its double loses, SPEC §5.1) and raw's digits are never replaced by a double's."""
+    column then records what its double loses, SPEC §5.1; a string column keeps them)."""
     return _outside_strings(json_text, _INEXACT_NUMBER, lambda run: F.regexp_replace(run, _INEXACT_NUMBER, '"$1"'))
 
 
