@@ -42,14 +42,9 @@ def inference_text(json_text: Column) -> Column:
 
 def exact_number_text(json_text: Column) -> Column:
     """JSON text whose VARIANT holds every number as written: a number it would read through a double with
-    digits lost (`may_hold_inexact_numbers`) is quoted, so that typing reads the digits themselves (a `number`
+    digits lost (`_INEXACT_NUMBER`) is quoted, so that typing reads the digits themselves (a `number`
     column then records what its double loses, SPEC §5.1; a string column keeps them)."""
     return _outside_strings(json_text, _INEXACT_NUMBER, lambda run: F.regexp_replace(run, _INEXACT_NUMBER, '"$1"'))
-
-
-def may_hold_inexact_numbers(json_text: Column) -> Column:
-    """The text holds a number a VARIANT would keep only as a lossy double (text in a string may match too)."""
-    return json_text.rlike(_INEXACT_NUMBER)
 
 
 def _outside_strings(json_text: Column, candidates: str, rewrite: Callable[[Column], Column]) -> Column:

@@ -21,13 +21,15 @@ from normalization_core.columns import SystemNames
 from normalization_core.schema.model import StreamSchema, root_table
 from normalization_core.transform.casts import cast_object, lost_digits
 from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE, TREE_PARSE
-from normalization_core.transform.kinds import exact_number_text, inference_text, may_hold_inexact_numbers
+from normalization_core.transform.kinds import exact_number_text, inference_text
 from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT, raw_rows
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
 
 
 _LONG_NUMBER = r'(?<![\w".])(?=[\d.]{16})\d[\d.]*(?:[eE][+-]?\d+)?'
 """A number of 16 characters or more (text inside a string may match too, which costs only a check)."""
+_HUGE_EXPONENT = r"\d[eE][+-]?(?:30[89]|3[1-9]\d|[4-9]\d\d|\d{4,})(?![\w.])"
+"""A number at or past a double's range (`1e400`, `1e-400`), however short."""
 
 
 class ParsePath(Enum):
@@ -108,7 +110,7 @@ def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema
         return ParsedRecords(valid.select(*keep, record), ParsePath.VARIANT)
     if records.carried is not None:
         return ParsedRecords(valid.select(*keep, *records.carried.columns), records.carried, with_lines=True)
-    readable = record_variant(names, stream_schema).isNotNull()
+    readable = F.try_parse_json(F.col(names.data)).isNotNull()  # (quoting numbers changes no record's validity)
     parsed = valid.select(*keep, F.col(names.data), readable.alias(READABLE),
                           parser.parse(F.col(names.data)).alias(TREE_PARSE))
     kept = [c for c in parsed.columns if c not in (names.data, READABLE, TREE_PARSE)]
@@ -174,12 +176,13 @@ def _record_columns(parser: TreeParser, schema: StreamSchema, text: Column, is_r
 def _holds_inexact_number(text: Column) -> Column:
     """The record holds a number whose digits a double cannot keep. The tree reads a `double` column's value
     through a double, a VARIANT keeps it exactly (up to 38 digits), so such a record is read from its VARIANT,
-    where the lost digits are seen and recorded (`casts.lost_digits`); a number a VARIANT would hold as a double
-    only is read from its text there (`exact_number_text`). A long number a double keeps (Python's
-    `0.30000000000000004`) leaves the record on the tree."""
+    where the lost digits are seen and recorded (`casts.lost_digits`; a number a VARIANT would hold as a double
+    only is read from its text there: `exact_number_text`), as is a record with a number beyond a double's range.
+    A long number a double keeps (Python's `0.30000000000000004`) leaves the record on the tree. Both are checked
+    on every record of a stream with `number` columns: each is one pass of a simple pattern over the text."""
     numbers = F.regexp_extract_all(text, F.lit(_LONG_NUMBER), 0)
     lost = F.exists(numbers, lambda number: lost_digits(number, number.try_cast(T.DoubleType())))
-    return lost | may_hold_inexact_numbers(text)
+    return lost | text.rlike(_HUGE_EXPONENT)
 
 
 def _has_doubles(schema: StreamSchema) -> bool:
