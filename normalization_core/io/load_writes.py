@@ -29,7 +29,7 @@ def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence
 
     Load IDs are validated against `^[A-Za-z0-9][A-Za-z0-9._-]*$`, so the predicate is safe.
     """
-    with_conflict_retry(lambda: write_loads(df, path, load_column, load_ids, storage_options=storage_options), path)
+    replace_loads_counted(df.sparkSession, path, lambda: df, load_column, load_ids, storage_options=storage_options)
 
 
 def replace_loads_counted(spark: SparkSession, path: str, rows: Callable[[], DataFrame], load_column: str,
@@ -64,7 +64,7 @@ def write_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[s
         LOG.warning("load %s is in %s more than once (a concurrent run): replacing its rows", load_ids[0], path)
         counted = Observation()
     replace_where_writer(df.observe(counted, F.count(F.lit(1)).alias("rows")),
-                          in_list(load_column, load_ids)).save(path)
+                         in_list(load_column, load_ids)).save(path)
     return int(counted.get["rows"])
 
 
