@@ -63,9 +63,10 @@ class AirbyteNaming(NamingConvention):
         return self.max_identifier_length - DBT_RESERVED_LENGTH
 
     def normalize_identifier(self, identifier: str) -> str:
-        if not identifier.strip():
+        standard = transform_standard_naming(identifier)
+        if not standard:  # blank, or only marks that strip_accents drops (a lone combining vowel sign)
             return EMPTY_IDENTIFIER
-        return self.shorten(transform_standard_naming(identifier)).lower()
+        return self.shorten(standard).lower()
 
     def shorten(self, name: str) -> str:
         return truncate_middle(name, self.usable_length)
