@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
 from normalization_core.configuration.config import SourceConfig
@@ -13,7 +12,7 @@ from normalization_core.transform.internal_columns import VALUE
 from normalization_core.transform.kinds import is_present
 from normalization_core.transform.observed_kinds import parse_record_variants
 
-_OBJECT = T.MapType(T.StringType(), T.VariantType())
+_OBJECT = "map<string,variant>"
 
 
 def check_not_null(source: SourceConfig, stream: str, raw_rows: DataFrame, names: SystemNames) -> None:

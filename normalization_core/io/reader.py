@@ -8,7 +8,6 @@ from urllib.parse import unquote
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from normalization_core.errors import PackageError
 from normalization_core.io.load_packages import LoadPackage
@@ -85,7 +84,7 @@ def byte_size(setting: str | None) -> int:
 
 def _position_in_partition() -> Column:
     """0, 1, 2, ... over the rows of the task's partition, in read order (no shuffle may come before it)."""
-    partition_start = F.shiftleft(F.spark_partition_id().cast(T.LongType()), 33)
+    partition_start = F.shiftleft(F.spark_partition_id().cast("bigint"), 33)
     return F.monotonically_increasing_id() - partition_start
 
 

@@ -40,37 +40,37 @@ def is_integral_number(text: Column) -> Column:
     """Number text whose value has no fraction: `12`, `12.0`, `1e3`, `1.5E3` (JSON Schema's integer is any
     number with a zero fraction; a double such as 1e18 reaches us as `1.0E18`)."""
     fraction = F.regexp_replace(F.regexp_extract(text, _NUMBER, 2), "0+$", "")
-    exponent = F.coalesce(F.regexp_extract(text, _NUMBER, 3).try_cast(T.IntegerType()), F.lit(0))
+    exponent = F.coalesce(F.regexp_extract(text, _NUMBER, 3).try_cast("int"), F.lit(0))
     return text.rlike(_NUMBER) & (F.length(fraction) <= exponent)
 
 
 def to_bigint(text: Column) -> Column:
-    exact = F.when(is_integral_number(text), F.trim(text).try_cast(T.DecimalType(38, 0)))
-    return F.coalesce(text.try_cast(T.LongType()), exact.try_cast(T.LongType()))
+    exact = F.when(is_integral_number(text), F.trim(text).try_cast("decimal(38,0)"))
+    return F.coalesce(text.try_cast("bigint"), exact.try_cast("bigint"))
 
 
 def to_big_integer(text: Column) -> Column:
     """`decimal(38,0)` from integer text only (a cast would round `1.5` silently)."""
-    return F.when(is_integral_number(text), F.trim(text).try_cast(T.DecimalType(38, 0)))
+    return F.when(is_integral_number(text), F.trim(text).try_cast("decimal(38,0)"))
 
 
 def to_double(text: Column) -> Column:
     """NaN and (-)Infinity are kept; a number beyond a double's range (`1e400`) is NULL: no double holds it."""
-    double = text.try_cast(T.DoubleType())
-    return F.when((F.abs(double) != F.lit("Infinity").cast(T.DoubleType())) | ~text.rlike(_NUMBER), double)
+    double = text.try_cast("double")
+    return F.when((F.abs(double) != F.lit("Infinity").cast("double")) | ~text.rlike(_NUMBER), double)
 
 
 def to_boolean(text: Column) -> Column:
-    return text.try_cast(T.BooleanType())
+    return text.try_cast("boolean")
 
 
 def to_date(text: Column) -> Column:
-    return F.when(text.rlike(ISO_DATE), text.try_cast(T.DateType()))
+    return F.when(text.rlike(ISO_DATE), text.try_cast("date"))
 
 
 def to_timestamp_ntz(text: Column) -> Column:
     """Wall-clock time; an offset in the text is ignored."""
-    return F.when(text.rlike(ISO_DATE), text.try_cast(T.TimestampNTZType()))
+    return F.when(text.rlike(ISO_DATE), text.try_cast("timestamp_ntz"))
 
 
 def to_timestamp_utc(text: Column) -> Column:
@@ -80,7 +80,7 @@ def to_timestamp_utc(text: Column) -> Column:
     other sessions only. The zone is the one the cast itself was resolved with, a constant by the time the
     query is planned, so the branch not taken is dropped from the plan.
     """
-    zoned = F.when(text.rlike(ISO_DATE), text.try_cast(T.TimestampType()))
+    zoned = F.when(text.rlike(ISO_DATE), text.try_cast("timestamp"))
     wall = to_timestamp_ntz(text)
     naive_as_utc = F.make_timestamp(F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall),
                                     F.minute(wall), F.date_part(F.lit("SECOND"), wall), F.lit("UTC"))
@@ -92,17 +92,17 @@ def _resolved_zone_name() -> Column:
     """The short name of the session zone as of when the expression is resolved (as casts take it): `UTC`
     only for zones always at offset 0. (`z`, unlike the zone ID pattern, also formats under the LEGACY
     time parser policy.)"""
-    return F.date_format(F.lit(0).cast(T.TimestampType()), "z")
+    return F.date_format(F.lit(0).cast("timestamp"), "z")
 
 
 def to_time_micros(text: Column) -> Column:
     """`HH:MM[:SS[.ffffff]][Z|±HH[:MM]]` -> microseconds since midnight, converted to UTC when zoned."""
     stamp = F.concat(F.lit("1970-01-01T"), F.trim(text))
-    zoned = F.pmod(F.unix_micros(stamp.try_cast(T.TimestampType())), F.lit(MICROS_PER_DAY))
-    wall = stamp.try_cast(T.TimestampNTZType())
+    zoned = F.pmod(F.unix_micros(stamp.try_cast("timestamp")), F.lit(MICROS_PER_DAY))
+    wall = stamp.try_cast("timestamp_ntz")
     seconds = F.date_part(F.lit("SECOND"), wall) * 1_000_000
-    minutes = F.hour(wall).cast(T.LongType()) * 60 + F.minute(wall)
-    naive = minutes * 60_000_000 + seconds.cast(T.LongType())
+    minutes = F.hour(wall).cast("bigint") * 60 + F.minute(wall)
+    naive = minutes * 60_000_000 + seconds.cast("bigint")
     return F.when(text.rlike(_TIME_START), F.when(text.rlike(_HAS_ZONE), zoned).otherwise(naive))
 
 
@@ -143,7 +143,7 @@ def lost_digits(text: Column, double: Column) -> Column:
     def digits(number: Column) -> Column:
         return F.regexp_replace(F.regexp_replace(F.regexp_extract(number, _MANTISSA, 1), r"\.", ""), "^0+|0+$", "")
     long_number = ((F.length(text) > 15) | text.rlike("[eE]")) & text.rlike(_NUMBER) & double.isNotNull()
-    return long_number & (digits(text) != digits(double.cast(T.StringType())))
+    return long_number & (digits(text) != digits(double.cast("string")))
 
 
 def type_scalar(text: Column, logical_type: str, field: str) -> Typed:
@@ -208,7 +208,7 @@ when it is a bare date, a time or timestamp only when it parses, else it is a pl
 
 def type_union(variant: Column, variants: list[UnionVariant], field: str) -> Typed:
     """A typed disjoint record `struct<type: string, <option>: ...>` with exactly one option set."""
-    kind, text = json_kind(variant), variant.try_cast(T.StringType())
+    kind, text = json_kind(variant), variant.try_cast("string")
     typed = {v["name"]: type_value(text if v["logical_type"] in SCALAR_LOGICAL_TYPES else variant,
                                    v["logical_type"], field, fields=v.get("fields")) for v in variants}
     chosen = F.lit(None).cast("string")

@@ -8,6 +8,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from normalization_core.transform.sql_text import text_struct
+
 NULLED, TRUNCATED = "NULLED", "TRUNCATED"
 OWN_REASON = "DESTINATION_"
 """Reasons of the changes lakenorm makes start so (a producer's own start `SOURCE_`, `PLATFORM_`)."""
@@ -19,6 +21,7 @@ CHANGE_TYPE = T.StructType([
     T.StructField("change", T.StringType()),
     T.StructField("reason", T.StringType()),
 ])
+_CHANGES = T.ArrayType(CHANGE_TYPE).simpleString()
 META_TYPE = T.StructType([T.StructField("changes", T.ArrayType(CHANGE_TYPE))])
 """`_norm_meta`: `struct<changes: array<struct<field, change, reason>>>`."""
 
@@ -34,8 +37,7 @@ def truncated(field: str, lost: Column) -> Column:
 
 
 def _change(field: str, when: Column, change: str, reason: str) -> Column:
-    struct = F.struct(F.lit(field).alias("field"), F.lit(change).alias("change"), F.lit(reason).alias("reason"))
-    return F.when(when, struct)
+    return F.when(when, text_struct({"field": field, "change": change, "reason": reason}))
 
 
 def meta_column(changes: Sequence[Column]) -> Column:
@@ -43,7 +45,7 @@ def meta_column(changes: Sequence[Column]) -> Column:
 
     Every expression is flat (n-ary over the candidates), never a chain as deep as the number of columns: a
     wide stream's chain of ORs overflowed the driver's stack while Spark converted and analyzed it."""
-    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
+    empty = F.array().cast(_CHANGES)
     if not changes:
         return F.struct(empty.alias("changes"))
     # Most rows change nothing: the array and its (interpreted) filter are only built for rows that do.
@@ -57,6 +59,6 @@ def with_upstream_changes(meta: Column, upstream: Sequence[str]) -> Column:
     as Airbyte's destinations keep a source's changes in `_airbyte_meta.changes`."""
     if not upstream:
         return meta
-    empty = F.array().cast(T.ArrayType(CHANGE_TYPE))
-    return F.struct(F.concat(F.coalesce(F.col(upstream[0]).cast(T.ArrayType(CHANGE_TYPE)), empty),
+    empty = F.array().cast(_CHANGES)
+    return F.struct(F.concat(F.coalesce(F.col(upstream[0]).cast(_CHANGES), empty),
                              meta.getField("changes")).alias("changes"))

@@ -20,9 +20,9 @@ CORRUPT_RECORD = "#corrupt"
 
 # Typed rows (`nesting`)
 ROW, ELEMENT, INDEX, KEY, PARENT, ROOT, META = "#row", "#element", "#index", "#key", "#parent", "#root", "#meta"
-CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX, KIND_PREFIX = "#c", "#t", "#o", "#v"
+CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX, KIND_PREFIX, VARIANT_PREFIX = "#c", "#t", "#o", "#v", "#j"
 """Numbered columns of the typing projections: a change, a scalar's text, a nested object cast once, the value
-kind of a path read once."""
+kind of a path read once and the VARIANT it is read from."""
 
 # History of `append_dedup` streams (`scd`, `dispositions.append_dedup`)
 RECORD_HASH = "#record_hash"

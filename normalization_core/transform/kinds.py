@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from normalization_core.transform.json_text import STRING
+from normalization_core.transform.sql_text import column_name, string_literal, text_map
 
 ISO_DATE = r"^\s*[+-]?\d{4,6}-\d{1,2}-\d{1,2}"
 """Timestamps and dates must start with a date: Spark would read `10:00:00` as today at 10:00."""
@@ -64,22 +64,31 @@ def json_kind(variant: Column) -> Column:
     return F.when(is_present(variant), F.coalesce(_kind_of_type(variant), F.lit("number")))
 
 
-def value_kind(variant: Column) -> Column:
-    """`text`, `bigint`, `decimal`, `double`, `bool`, `timestamp`, `date`, `object`, `array`; NULL for null:
-    the JSON kind, with strings told apart by their text and integers by whether a BIGINT holds them."""
-    kind = _kind_of_type(variant)
-    bigint = F.when(variant.try_cast(T.LongType()).isNotNull(), F.lit("bigint")).otherwise(F.lit("decimal"))
-    return (F.when(~is_present(variant), F.lit(None).cast("string"))
-            .when(kind == "string", string_kind(variant.try_cast(T.StringType())))
-            .when(kind == "integer", bigint)
-            .otherwise(F.coalesce(_lookup(_VALUE_KINDS, kind), F.lit("double"))))
+def value_kind(name: str) -> Column:
+    """`text`, `bigint`, `decimal`, `double`, `bool`, `timestamp`, `date`, `object`, `array`; NULL for null: the
+    JSON kind of the VARIANT column `name`, with strings told apart by their text and integers by whether a
+    BIGINT holds them. SQL text (`sql_text`): a wide stream projects one per inferred path."""
+    v = column_name(name)
+    shape = f"regexp_replace(schema_of_variant({v}), {string_literal(_SHAPE)}, '')"
+    kind = f"try_element_at({text_map(_JSON_KINDS)}, {shape})"
+    return F.expr(f"CASE WHEN {v} IS NULL OR is_variant_null({v}) THEN NULL"
+                  f" WHEN {kind} = 'string' THEN {_string_kind(f'try_cast({v} AS STRING)')}"
+                  f" WHEN {kind} = 'integer' THEN IF(try_cast({v} AS BIGINT) IS NULL, 'decimal', 'bigint')"
+                  f" ELSE coalesce(try_element_at({text_map(_VALUE_KINDS)}, {kind}), 'double') END")
+
+
+def _string_kind(text: str) -> str:
+    """`timestamp` for an ISO date and time that parses, `date` for a bare ISO date, else `text`."""
+    return (f"CASE WHEN {text} RLIKE {string_literal(_ISO_DATE_TIME)} AND try_cast({text} AS TIMESTAMP) IS NOT NULL"
+            f" THEN 'timestamp' WHEN {text} RLIKE {string_literal(DATE_ONLY)} AND try_cast({text} AS DATE) IS NOT NULL"
+            " THEN 'date' ELSE 'text' END")
 
 
 def _kind_of_type(variant: Column) -> Column:
     """The JSON kind of a present value from its variant type, NULL for a fractional number. One
     `schema_of_variant` per use: a wide stream types hundreds of columns by kind in one projection."""
     shape = F.regexp_replace(F.schema_of_variant(variant), _SHAPE, "")
-    return _lookup(_JSON_KINDS, shape)
+    return F.try_element_at(F.expr(text_map(_JSON_KINDS)), shape)
 
 
 _SHAPE = r"<.*$|\(\d+,0\)$"
@@ -89,14 +98,3 @@ _JSON_KINDS = {"OBJECT": "object", "ARRAY": "array", "STRING": "string", "BOOLEA
 _VALUE_KINDS = {"boolean": "bool", "object": "object", "array": "array"}
 
 
-def _lookup(table: dict[str, str], key: Column) -> Column:
-    """`table[key]`, NULL where absent (the map is one literal: one call to build, folded by the optimizer)."""
-    pairs = ", ".join(f"'{k}', '{v}'" for k, v in table.items())
-    return F.try_element_at(F.expr(f"map({pairs})"), key)
-
-
-def string_kind(text: Column) -> Column:
-    """`timestamp` for an ISO date and time that parses, `date` for a bare ISO date, else `text`."""
-    return (F.when(text.rlike(_ISO_DATE_TIME) & text.try_cast(T.TimestampType()).isNotNull(), "timestamp")
-            .when(text.rlike(DATE_ONLY) & text.try_cast(T.DateType()).isNotNull(), "date")
-            .otherwise("text"))

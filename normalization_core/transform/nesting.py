@@ -49,16 +49,18 @@ from normalization_core.transform.internal_columns import (
     ROW,
     TEXT_PREFIX,
     TREE,
+    VARIANT_PREFIX,
 )
 from normalization_core.transform.keys import key128
 from normalization_core.transform.kinds import is_present, value_kind
 from normalization_core.transform.parse import ParsedRecords, ParsePath
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
+from normalization_core.transform.sql_text import is_in, not_in
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
 RECORD_UNREADABLE = OWN_REASON + "SERIALIZATION_ERROR"
-_ARRAY = T.ArrayType(T.VariantType())
+_ARRAY = "array<variant>"
 _NUMBERS = ("bigint", "double", "decimal")
 
 
@@ -126,7 +128,7 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
         return typed.select(
             *_data_names(target), *carry, F.col(KEY).alias(names.row_id(target)),
             F.col(PARENT).alias(names.parent_key(target)),
-            *([F.col(INDEX).cast(T.LongType()).alias(names.list_idx)] if in_array else []),
+            *([F.col(INDEX).cast("bigint").alias(names.list_idx)] if in_array else []),
             F.col(ROOT).alias(names.root_id), F.col(META).alias(names.meta), *stamp,
         )
     return _by_path(parsed, build)
@@ -156,7 +158,7 @@ def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: 
     kept = [F.col(c) for c in carry]
     if child["element"] == "nested_object":
         exploded = rows.select(*kept, F.col(ROOT), F.col(KEY).alias(PARENT),
-                               F.lit(None).cast(T.IntegerType()).alias(INDEX), value.alias(ELEMENT))
+                               F.lit(None).cast("int").alias(INDEX), value.alias(ELEMENT))
         present = F.col(ELEMENT).isNotNull() if tree else is_present(F.col(ELEMENT))
         exploded = exploded.where(present)
     else:
@@ -200,17 +202,20 @@ class _Stage:
     values: list[Column] = field(default_factory=list)
     hidden: list[Column] = field(default_factory=list)
     changes: list[Column] = field(default_factory=list)
-    kinds: dict[tuple[str, ...], Column] = field(default_factory=dict)
+    variants: list[Column] = field(default_factory=list)
+    kinds: list[Column] = field(default_factory=list)
     kind_names: dict[tuple[str, ...], str] = field(default_factory=dict)
 
-    def kind_at(self, path: tuple[str, ...], variant: Column) -> Column:
-        """The value kind of the row's VARIANT at `path`, a column of the kinds projection: computed once for
-        every column of the path (an inferred column, its variant columns, the uncovered kinds' check), and
-        referenced by name, so that no typing expression repeats it."""
-        name = self.kind_names.setdefault(path, f"{KIND_PREFIX}{len(self.kind_names)}")
-        if path not in self.kinds:
-            self.kinds[path] = value_kind(variant).alias(name)
-        return F.col(name)
+    def kind_at(self, path: tuple[str, ...], variant: Column) -> str:
+        """The name of the value kind of the row's VARIANT at `path`, a column of the kinds projection: computed
+        once for every column of the path (an inferred column, its variant columns, the uncovered kinds'
+        check), from the VARIANT projected before it, so that no typing expression repeats either."""
+        if path not in self.kind_names:
+            number = len(self.kind_names)
+            self.kind_names[path] = name = f"{KIND_PREFIX}{number}"
+            self.variants.append(variant.alias(f"{VARIANT_PREFIX}{number}"))
+            self.kinds.append(value_kind(f"{VARIANT_PREFIX}{number}").alias(name))
+        return self.kind_names[path]
 
     def add_change(self, change: Column) -> None:
         name = f"{CHANGE_PREFIX}{len(self.hidden)}"
@@ -240,16 +245,16 @@ class _Stage:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
         another kind goes to a variant column of the same path, with no change recorded."""
         kind = self.kind_at(path, source)
-        takes = kind.isin(*column["accepts"])
+        takes = is_in(kind, column["accepts"])
         if column["logical_type"] == "json":
             self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
             return
         if column["logical_type"] == "timestamp" and "bigint" in column["accepts"]:  # dlt's `timestamp` detection
-            epoch = kind.isin(*_NUMBERS)
-            self.add_value(_plain(column), F.when(takes & ~epoch, source.try_cast(T.StringType())), where,
-                           F.when(epoch, F.timestamp_seconds(source.try_cast(T.DoubleType()))))
+            epoch = is_in(kind, _NUMBERS)
+            self.add_value(_plain(column), F.when(takes & ~epoch, source.try_cast("string")), where,
+                           F.when(epoch, F.timestamp_seconds(source.try_cast("double"))))
             return
-        self.add_value(_plain(column), F.when(takes, source.try_cast(T.StringType())), where)
+        self.add_value(_plain(column), F.when(takes, source.try_cast("string")), where)
 
 
 def _plain(column: ColumnSchema) -> ColumnSchema:
@@ -276,7 +281,7 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
         rows, reader = _with_objects(rows, schema, table, keep)
         _object_values(stage, schema, table, reader)
     if stage.kinds:
-        rows = rows.select("*", *stage.kinds.values())
+        rows = rows.select("*", *stage.variants).select("*", *stage.kinds)
     typed = rows.select(*keep, *stage.values, *stage.hidden)
     return typed.select(*keep, *_data_names(table), meta_column(stage.changes).alias(META))
 
@@ -298,12 +303,12 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
     (a row read from the tree has none)."""
     if not reader.tree:
         _not_objects(stage, schema, table, reader)
-    placed = _structural_placements(schema, table, reader)
+    placed, accepted = _structural_placements(schema, table, reader), _accepted_kinds(table)
     for column in table["columns"]:
         value = reader.value_at(tuple(column["path"]))
         path = tuple(column["path"])
         stage.add_value(column, value, field_path(table, column), path=path)
-        _add_uncovered(stage, table, column, value, path, placed.get(path, ()))
+        _add_uncovered(stage, table, column, value, path, accepted, placed.get(path, ()))
     if not reader.tree:
         _not_arrays(stage, schema, table, reader)
 
@@ -339,11 +344,12 @@ def _child_paths(schema: StreamSchema, table: TableSchema) -> set[tuple[str, ...
 
 def _element_values(stage: _Stage, table: TableSchema, element: Column, tree: bool) -> None:
     """The `value` (or `list`) column, read from the element itself (text or VARIANT)."""
+    accepted = _accepted_kinds(table)
     for column in table["columns"]:
         scalar = column["logical_type"] in SCALAR_LOGICAL_TYPES and "accepts" not in column
-        text = element.try_cast(T.StringType()) if scalar and not tree else element
+        text = element.try_cast("string") if scalar and not tree else element
         stage.add_value(column, text, field_path(table, column))
-        _add_uncovered(stage, table, column, element, ())
+        _add_uncovered(stage, table, column, element, (), accepted)
     if table["element"] == "array" and not table["columns"] and not tree:
         stage.add_change(nulled(".".join(table["json_path"]), _not_an_array(element)))
 
@@ -360,14 +366,22 @@ def _structural_placements(schema: StreamSchema, table: TableSchema, reader: Var
 
 
 def _add_uncovered(stage: _Stage, table: TableSchema, column: ColumnSchema, variant: Column, path: tuple[str, ...],
-                   placed: tuple[str, ...] = ()) -> None:
+                   accepted: dict[str, set[str]], placed: tuple[str, ...] = ()) -> None:
     """NULLED + change for a value no column of its path takes (a kind an evolved schema could not add)."""
     if "accepts" not in column or "variant_of" in column:
         return
-    covered = {kind for c in table["columns"] if c["name"] == column["name"] or c.get("variant_of") == column["name"]
-               for kind in c["accepts"]} | set(placed)
     kind = stage.kind_at(path, variant)
-    stage.add_change(nulled(field_path(table, column), kind.isNotNull() & ~kind.isin(*sorted(covered))))
+    covered = accepted[column["name"]] | set(placed)
+    stage.add_change(nulled(field_path(table, column), not_in(kind, sorted(covered))))
+
+
+def _accepted_kinds(table: TableSchema) -> dict[str, set[str]]:
+    """The kinds an inferred column and its variant columns take, by the column's name."""
+    accepted: dict[str, set[str]] = {}
+    for column in table["columns"]:
+        if "accepts" in column:
+            accepted.setdefault(column.get("variant_of", column["name"]), set()).update(column["accepts"])
+    return accepted
 
 
 def _not_an_array(variant: Column) -> Column:

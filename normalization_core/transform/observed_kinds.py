@@ -17,8 +17,8 @@ from normalization_core.schema.column_types import ARRAY_STEP, EPOCH_FAR, EPOCH_
 from normalization_core.transform.internal_columns import EXTRACTED_AT, OBJECT_KEY, PATH, VALUE, VALUE_KIND
 from normalization_core.transform.kinds import inference_text, value_kind
 
-_OBJECT = T.MapType(T.StringType(), T.VariantType())
-_ARRAY = T.ArrayType(T.VariantType())
+_OBJECT = "map<string,variant>"
+_ARRAY = "array<variant>"
 
 
 def parse_record_variants(raw_rows: DataFrame, names: SystemNames) -> DataFrame:
@@ -40,7 +40,7 @@ def observed_types(raw_rows: DataFrame, names: SystemNames, epochs: bool = False
     observed: set[tuple[tuple[str, ...], str]] = set()
     previous: DataFrame | None = None
     while True:
-        level = frontier.select(PATH, VALUE, EXTRACTED_AT, value_kind(F.col(VALUE)).alias(VALUE_KIND)).persist(
+        level = frontier.select(PATH, VALUE, EXTRACTED_AT, value_kind(VALUE).alias(VALUE_KIND)).persist(
             StorageLevel.MEMORY_AND_DISK)
         seen = level.where(F.col(VALUE_KIND).isNotNull()).select(PATH, VALUE_KIND)
         if epochs:
@@ -60,7 +60,7 @@ def observed_types(raw_rows: DataFrame, names: SystemNames, epochs: bool = False
 
 def _far_numbers(level: DataFrame) -> DataFrame:
     """(path, `EPOCH_FAR`) of the numbers that are not epoch seconds near their record's extracted at."""
-    seconds = F.col(VALUE).try_cast(T.DoubleType())
+    seconds = F.col(VALUE).try_cast("double")
     near = F.abs(seconds - F.unix_timestamp(F.col(EXTRACTED_AT))) <= EPOCH_RANGE_SECONDS
     numbers = level.where(F.col(VALUE_KIND).isin("bigint", "double", "decimal"))
     return numbers.where(~F.coalesce(near, F.lit(False))).select(PATH, F.lit(EPOCH_FAR).alias(VALUE_KIND))

@@ -15,7 +15,6 @@ from enum import Enum
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import StreamSchema, root_table
@@ -181,7 +180,7 @@ def _holds_inexact_number(text: Column) -> Column:
     A long number a double keeps (Python's `0.30000000000000004`) leaves the record on the tree. Both are checked
     on every record of a stream with `number` columns: each is one pass of a simple pattern over the text."""
     numbers = F.regexp_extract_all(text, F.lit(_LONG_NUMBER), 0)
-    lost = F.exists(numbers, lambda number: lost_digits(number, number.try_cast(T.DoubleType())))
+    lost = F.exists(numbers, lambda number: lost_digits(number, number.try_cast("double")))
     return lost | text.rlike(_HUGE_EXPONENT)
 
 
