@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import (
@@ -174,9 +173,9 @@ def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: 
 
 def _elements(value: Column, flatten: int, tree: bool) -> Column:
     """The array of a child's rows: the value itself (tree) or cast from its VARIANT, `flatten` levels flattened."""
-    array_type: T.DataType = _ARRAY
+    array_type = _ARRAY
     for _ in range(flatten):
-        array_type = T.ArrayType(array_type)
+        array_type = f"array<{array_type}>"
     elements = value if tree else value.try_cast(array_type)
     for _ in range(flatten):
         elements = F.flatten(elements)
