@@ -29,6 +29,13 @@ DELTA_CONF = {
     # lakenorm builds every replaced slice from its own predicate; Delta's re-check is a wasted job.
     "spark.databricks.delta.replaceWhere.constraintCheck.enabled": "false",
 }
+LOCAL_FILES_CONF = {"spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs"}
+"""Delta's log on local paths without Hadoop's checksum sidecar files (`.name.crc`): without Hadoop's native
+library (pyspark ships none) each file created starts a `chmod` process and each rename two `readlink`s, for the
+sidecar as for the file itself. Delta's log keeps its own checksums (`<version>.crc`). Only Hadoop's `FileContext`
+(what Delta's log store writes with): the `FileSystem` of `file:` must stay checksummed, as Hadoop casts it to
+`LocalFileSystem` (S3A's upload buffers on local disk did). A small load starts 170 processes instead of 290
+(BENCHMARKS.md session 23)."""
 BASE_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
@@ -38,6 +45,7 @@ BASE_CONF = {
     # PySpark otherwise records the Python call site of every Column operation in the JVM (a stack walk and ~4
     # JVM calls each): most of the time spent building a wide stream's typing expressions (BENCHMARKS.md).
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    **LOCAL_FILES_CONF,
 }
 _JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 # A 2-core, 24 GiB machine: leave room for Dagster's processes beside the driver.

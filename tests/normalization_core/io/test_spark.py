@@ -25,6 +25,20 @@ def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
     assert jvm.startswith("-Duser.timezone=UTC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m")
     cluster = session_conf({"master": "spark://host:7077"})
     assert "spark.driver.memory" not in cluster
+    checksummed = session_conf({"spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.LocalFs"})
+    assert checksummed["spark.hadoop.fs.AbstractFileSystem.file.impl"] == "org.apache.hadoop.fs.local.LocalFs"
+
+
+def test_delta_logs_on_local_paths_are_written_without_checksum_sidecars_and_hadoop_still_gets_its_local_fs(spark):
+    """Delta's log store writes through Hadoop's `FileContext`: lakenorm's sessions give it the raw local file system,
+    whose files have no `.name.crc` sidecar (each a `chmod` and two `readlink` process starts more without Hadoop's
+    native library). Hadoop's own `FileSystem.getLocal` (S3A's disk buffers) still gets the `LocalFileSystem` it
+    casts to."""
+    jvm, hadoop = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
+    context = jvm.org.apache.hadoop.fs.FileContext.getFileContext(jvm.java.net.URI("file:///"), hadoop)
+    assert context.getDefaultFileSystem().getClass().getName() == "org.apache.hadoop.fs.local.RawLocalFs"
+    local = jvm.org.apache.hadoop.fs.FileSystem.getLocal(hadoop)  # a cast: raised with the raw file system there
+    assert jvm.java.lang.Class.forName("org.apache.hadoop.fs.LocalFileSystem").isInstance(local)
 
 
 @pytest.mark.parametrize(("user_options", "input_bytes", "quick"), [
