@@ -1,6 +1,8 @@
 """Spark jobs per normalize pass of the sample packages, grouped by what they do (Delta's job descriptions,
 else the stage's call site), read from Spark's event log. Job counts do not depend on the machine's load:
-each job costs a roughly fixed ~0.2-0.3 s on 2 cores, which is what a small load's time is made of.
+each job costs a roughly fixed ~0.2-0.3 s on 2 cores, which is what a small load's time is made of. Also the
+processes started during each pass (the machine's fork counter: run it on a quiet machine), which are Hadoop's
+`chmod`/`readlink` calls for local files.
 
     python bench/bench_jobs.py [--packages 3] [--out bench/out_jobs]
 """
@@ -19,8 +21,15 @@ from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_loads
 
 
-def run_passes(out: Path, packages: int, conf: dict[str, str] | None = None) -> list[tuple[str, float, range]]:
-    """Normalizes each sample package in its own pass; (load ID, seconds, job IDs) per pass."""
+def processes_started() -> int:
+    """Processes this machine has started since boot (`/proc/stat`)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        return next(int(line.split()[1]) for line in stat if line.startswith("processes "))
+
+
+def run_passes(out: Path, packages: int, conf: dict[str, str] | None = None
+               ) -> list[tuple[str, float, range, int]]:
+    """Normalizes each sample package in its own pass; (load ID, seconds, job IDs, processes started) per pass."""
     shutil.rmtree(out, ignore_errors=True)
     (out / "landing").mkdir(parents=True)
     (out / "events").mkdir()
@@ -35,9 +44,10 @@ def run_passes(out: Path, packages: int, conf: dict[str, str] | None = None) -> 
     passes = []
     try:
         for load_id in ids:
-            first, started = scheduler.numTotalJobs(), time.monotonic()
+            first, forks, started = scheduler.numTotalJobs(), processes_started(), time.monotonic()
             normalize_loads(spark, config, "shop", [load_id])
-            passes.append((load_id, time.monotonic() - started, range(first, scheduler.numTotalJobs())))
+            passes.append((load_id, time.monotonic() - started, range(first, scheduler.numTotalJobs()),
+                           processes_started() - forks))
     finally:
         spark.stop()
     return passes
@@ -65,8 +75,8 @@ def main() -> None:
     args = parser.parse_args()
     passes = run_passes(args.out, args.packages, dict(c.split("=", 1) for c in args.conf))
     event_log = sorted((args.out / "events").rglob("events_*"))[0]  # Spark 4 writes event log v2 folders
-    for load_id, seconds, jobs in passes:
-        print(f"pass {load_id}: {len(jobs)} jobs, {seconds:.1f} s")
+    for load_id, seconds, jobs, processes in passes:
+        print(f"pass {load_id}: {len(jobs)} jobs, {seconds:.1f} s, {processes} processes started")
         for kind, count in jobs_by_kind(event_log, jobs).most_common():
             print(f"  {count:4d}  {kind}")
 

@@ -3,6 +3,11 @@
 Both run in one process and one Spark session over the same nested-order packages:
 
     .venv/bin/python bench/bench_normalize.py --packages 10 --orders 100000 --out bench/out [--floor] [--peers]
+    .venv/bin/python bench/bench_normalize.py ... --engine-port 15094   # the same, through a local engine
+
+`--engine-port` starts a local engine (`lakenorm engine start`'s Spark Connect server, `local[2]`) on that
+loopback port first, runs the copy and lakenorm's pass as its client, and stops it at the end (its start is not
+timed: the engine outlives runs).
 
 `--floor` also times, between the two, the least plain Spark does to write the same tables
 (`spark_floor.py`): what any design on Spark pays before lakenorm's own guarantees. `--peers` then runs real
@@ -26,6 +31,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from normalization_core.configuration.config import load_config
+from normalization_core.io import engine
 from normalization_core.io.load_packages import discover_packages
 from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_load, normalize_loads
@@ -142,12 +148,23 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true", help="also time the plain-Spark floor (spark_floor.py)")
     parser.add_argument("--peers", action="store_true", help="then run real dlt and DuckDB on the same files")
     parser.add_argument("--java-options", default="", help="driver JVM options, e.g. -XX:TieredStopAtLevel=1")
+    parser.add_argument("--engine-port", type=int, help="run as the client of a local engine started on this port")
     args = parser.parse_args()
     spec = SampleSpec(packages=args.packages, orders=args.orders, customers=0, events=0, files_per_stream=args.files)
     jvm = {"spark.driver.extraJavaOptions": args.java_options} if args.java_options else {}
-    spark = build_spark_session({"master": "local[2]", **jvm}, app_name="lakenorm-bench")
-    t = run_benchmark(spark, spec, args.out.resolve(), floor=args.floor, one_pass=not args.load_by_load)
-    spark.stop()
+    settings = {"master": "local[2]", **jvm}
+    engine_dir = args.out.resolve() / "engine"
+    if args.engine_port:
+        started = time.monotonic()
+        settings["remote"] = engine.start(settings, port=args.engine_port, directory=engine_dir).address
+        print(f"engine started at {settings['remote']} in {time.monotonic() - started:.1f} s (not timed below)")
+    try:
+        spark = build_spark_session(settings, app_name="lakenorm-bench")
+        t = run_benchmark(spark, spec, args.out.resolve(), floor=args.floor, one_pass=not args.load_by_load)
+        spark.stop()
+    finally:
+        if args.engine_port:
+            engine.stop(engine_dir)
     records = spec.packages * spec.orders
     machine = f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}"
     print("| records | packages | bare copy s | lakenorm s | ratio | lakenorm rec/s | machine |")

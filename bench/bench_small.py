@@ -5,9 +5,10 @@
 Two sample packages (the demo's catalog: `orders` and `customers` append_dedup, `events` append) are
 generated once. Then, one after another on the same files:
 - lakenorm, whole `lakenorm normalize` process from cold, for the first package and then the second
-  (its MERGEs read the first one's history);
-- lakenorm in a warm session: the first package untimed, then the second, with the Spark jobs and Delta
-  commits it ran;
+  (its `append_dedup` writes read the first one's history);
+- lakenorm in a warm session (Spark's event log on): the first package untimed, then the second, with the Spark
+  jobs (and Delta's log replays among them), Delta commits, data files and processes (the machine's fork
+  counter: Hadoop's `chmod`/`readlink`) it started;
 - lakenorm through the engine (`spark: {remote: ...}`, issue 34): the engine's cold start (`lakenorm engine
   start`, once per machine), a warm-up of both packages into a warehouse of its own, then the whole `lakenorm
   normalize` client process for the first package into a fresh warehouse and then the second; the engine is
@@ -33,6 +34,7 @@ from normalization_core.io import engine
 from normalization_core.io.load_packages import discover_packages
 from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_load
+from bench_jobs import jobs_by_kind, processes_started
 from peers import BENCH, run_peer, timed_process
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 
@@ -110,19 +112,33 @@ def delta_commits(warehouse: Path) -> int:
     return sum(1 for _ in warehouse.glob("*/*/_delta_log/*.json"))
 
 
+def data_files(warehouse: Path) -> int:
+    """Parquet files of the tables' data (not of their logs' checkpoints)."""
+    return sum(1 for path in warehouse.glob("*/*/**/*.parquet") if "_delta_log" not in path.parts)
+
+
 def lakenorm_warm(out: Path, load_ids: list[str], java_options: str) -> Measure:
     config = load_config(config_file(out, "warm", java_options))
-    spark = build_spark_session(config.spark, app_name="lakenorm-bench-small")
+    events = out / "warm_events"
+    shutil.rmtree(events, ignore_errors=True)
+    events.mkdir(parents=True)
+    spark = build_spark_session({**config.spark, "spark.eventLog.enabled": "true", "spark.eventLog.compress": "false",
+                                 "spark.eventLog.dir": str(events)}, app_name="lakenorm-bench-small")
     try:
         normalize_load(spark, config, "shop", load_ids[0])
-        jobs_before, commits_before = _jobs(spark), delta_commits(out / "warm")
+        before = (_jobs(spark), delta_commits(out / "warm"), data_files(out / "warm"), processes_started())
         started = time.monotonic()
         normalize_load(spark, config, "shop", load_ids[1])
         seconds = time.monotonic() - started
-        jobs, commits = _jobs(spark) - jobs_before, delta_commits(out / "warm") - commits_before
+        after = (_jobs(spark), delta_commits(out / "warm"), data_files(out / "warm"), processes_started())
     finally:
         spark.stop()
-    return Measure("lakenorm, warm session, package 2", seconds, f"{jobs} Spark jobs, {commits} Delta commits")
+    jobs, commits, files, processes = (a - b for a, b in zip(after, before))
+    kinds = jobs_by_kind(sorted(events.rglob("events_*"))[0], range(before[0], after[0]))  # after stop: all flushed
+    replays = sum(n for kind, n in kinds.items() if kind.startswith("Compute snapshot"))
+    return Measure("lakenorm, warm session, package 2", seconds,
+                   f"{jobs} Spark jobs ({replays} of them Delta log replays), {commits} Delta commits, {files} data "
+                   f"files, {processes} processes started")
 
 
 def _jobs(spark) -> int:
