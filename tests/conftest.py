@@ -47,6 +47,38 @@ def spark():
     session.stop()
 
 
+@dataclass(frozen=True)
+class SharedEngine:
+    """The test run's Spark Connect engine: its address (`spark.remote`) and folder (`LAKENORM_ENGINE_DIR`)."""
+
+    address: str
+    directory: Path
+
+
+@pytest.fixture(scope="session")
+def shared_engine(tmp_path_factory, worker_id) -> SharedEngine:
+    """One local engine (`lakenorm engine start`) for the whole test run rather than a cold driver per client
+    process (issue 34): the first test that needs it starts it, the tests of every xdist worker are its clients,
+    and the last worker done with it stops it. A module that kills or recycles an engine starts its own."""
+    from filelock import FileLock
+
+    from normalization_core.io import engine
+    from tests.normalization_core.io.engine_project import ENGINE_CONF, free_port
+
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if worker_id != "master" else root  # the workers' folders share their parent
+    directory, users = root / "shared-engine", root / "shared-engine.users"
+    with FileLock(str(root / "shared-engine.lock")):
+        started = engine.start(ENGINE_CONF, port=free_port(), directory=directory)  # or the running one
+        users.write_text(str(int(users.read_text() if users.exists() else 0) + 1))
+    yield SharedEngine(started.address, directory)
+    with FileLock(str(root / "shared-engine.lock")):
+        left = int(users.read_text()) - 1
+        users.write_text(str(left))
+        if left == 0:
+            engine.stop(directory)
+
+
 @pytest.fixture(scope="session")
 def load_case():
     """Reads a JSON case file under tests/cases/."""

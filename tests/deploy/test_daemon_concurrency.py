@@ -1,6 +1,7 @@
-"""Concurrent runs under a real `dagster-daemon` on a PostgreSQL instance (issue 17, point 3): two packages land at
-once, the landing sensor requests two runs, the queue launches them side by side, both succeed, the tables equal
-a serial run, and every Delta commit retried after a concurrent writer is a warning in its run's event log."""
+"""Concurrent runs under a real `dagster-daemon` on a PostgreSQL instance (issue 17, point 3), each a client of one
+Spark Connect engine as in the stack (`make stack-up`, issue 34): two packages land at once, the landing sensor
+requests two runs, the queue launches them side by side, both succeed, the tables equal a serial run of the classic
+local session, and every Delta commit retried after a concurrent writer is a warning in its run's event log."""
 from __future__ import annotations
 
 import json
@@ -23,15 +24,15 @@ from deploy.services import create_instance_tables, dagster_env, postgres, start
 from lakenorm_app.commands import main
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.configuration.config import load_config
+from normalization_core.io.engine import ENGINE_DIR_ENV
+from normalization_core.io.engine_runs import runs_served
 from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
 from tests.normalization_core.table_snapshots import SAMPLE_TABLES, snapshot, write_config
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = 2  # two runs at once already commit to every table side by side; each more costs a cold driver
+PACKAGES = 2  # two runs at once already commit to every table side by side
 RETRY = re.compile(r"concurrent commit on (\S+) \(attempt (\d+) of \d+\)")
-# Cold drivers share two cores: the quick compiler starts them sooner (docs/how-to/configuration.md, BENCHMARKS.md).
-RUN_SPARK = {"master": "local[1]", "spark.driver.memory": "1g", "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
 
 
 def land_at_once(landing: Path, spec: SampleSpec) -> list[str]:
@@ -113,7 +114,8 @@ def registry_without_merge_counts(config_file: Path) -> list[tuple]:
 
 
 @pytest.mark.slow
-def test_packages_landing_at_once_run_concurrently_under_the_daemon(spark, tmp_path, monkeypatch, capsys):
+def test_packages_landing_at_once_run_concurrently_under_the_daemon(spark, shared_engine, tmp_path, monkeypatch,
+                                                                    capsys):
     catalog = str(write_catalog(tmp_path / "catalog.json"))
     load_ids = land_at_once(tmp_path / "landing" / "shop",
                             SampleSpec(packages=PACKAGES, orders=6, customers=4, events=5, update_ratio=0.5))
@@ -121,19 +123,20 @@ def test_packages_landing_at_once_run_concurrently_under_the_daemon(spark, tmp_p
     serial = write_config(tmp_path / "serial", str(tmp_path / "serial" / "warehouse"), source)
     for load_id in sorted(load_ids):  # in this process, before the runs' drivers take the cores
         assert main(["--config", str(serial), "normalize", "--load-id", load_id]) == 0, capsys.readouterr().err
-    config = write_config(tmp_path / "daemon", str(tmp_path / "daemon" / "warehouse"), source, spark=RUN_SPARK)
+    config = write_config(tmp_path / "daemon", str(tmp_path / "daemon" / "warehouse"), source,
+                          spark={"master": "local[2]", "remote": shared_engine.address})
     home = dagster_home(tmp_path / "dagster_home", max_concurrent_runs=PACKAGES)
     pg_folder = Path(tempfile.mkdtemp(prefix="lakenorm-pg-"))  # under /tmp: the server's user must reach it
     with postgres(pg_folder) as server:
-        env = dagster_env(home, config, server.url)
+        env = {**dagster_env(home, config, server.url), ENGINE_DIR_ENV: str(shared_engine.directory)}
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         create_instance_tables(env)  # as `make stack-up` does
+        served = runs_served(shared_engine.directory)
         with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
             daemon = start_dagster_daemon(REPO / "workspace.yaml", env, tmp_path / "daemon.log")
             try:
-                # Spark drivers side by side on a shared 2-core machine: a run took up to ~14 min (with three).
-                runs = finished_runs(instance, PACKAGES, 1800, daemon, tmp_path / "daemon.log")
+                runs = finished_runs(instance, PACKAGES, 1200, daemon, tmp_path / "daemon.log")
                 failed = failures(instance, runs)
                 started = [event_times(instance, r.run_id, dg.DagsterEventType.STEP_START) for r in runs]
                 ended = [event_times(instance, r.run_id, dg.DagsterEventType.RUN_SUCCESS) for r in runs
@@ -147,12 +150,14 @@ def test_packages_landing_at_once_run_concurrently_under_the_daemon(spark, tmp_p
     assert sorted(r.tags["dagster/partition"] for r in runs) == sorted(load_ids)
     assert {r.tags["dagster/sensor_name"] for r in runs} == {"shop_landing_sensor"}
     assert max(started) < min(ended), "every run's step started before the first run finished"
+    assert runs_served(shared_engine.directory) >= served + PACKAGES, "each run held a lease on the engine"
 
-    serial_tables, daemon_tables = snapshot(serial), snapshot(config)
+    read = write_config(tmp_path / "read", str(tmp_path / "daemon" / "warehouse"), source)  # this process's session
+    serial_tables, daemon_tables = snapshot(serial), snapshot(read)
     assert set(daemon_tables) == set(serial_tables) and SAMPLE_TABLES <= set(serial_tables)
     for table in set(serial_tables) - {"_norm_loads"}:
         assert daemon_tables[table] == serial_tables[table], table
-    assert registry_without_merge_counts(config) == registry_without_merge_counts(serial)
+    assert registry_without_merge_counts(read) == registry_without_merge_counts(serial)
 
     retried = {RETRY.search(w).group(1).removeprefix("file:") for w in warnings}
     assert all(RETRY.search(w) for w in warnings), warnings

@@ -1,27 +1,51 @@
-"""`lakenorm demo`: sample packages through the sensor and its runs into a persistent local instance."""
+"""`lakenorm demo`: sample packages through the sensor and its runs into a persistent local instance; a fresh
+session on the same metastore reads the demo's tables by name (issue 38)."""
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from lakenorm_app.cli import main
-from lakenorm_app.demo import run_demo
-from lakenorm_app.samples import SampleSpec
 from normalization_core.io.delta import read_table
+
+READER = """
+import json, sys
+from normalization_core.api import build_spark_session, load_config
+spark = build_spark_session(load_config(sys.argv[1]).spark)
+print(json.dumps({"catalog": spark.conf.get("spark.sql.catalogImplementation"),
+                  "orders": spark.table("shop.orders").count(),
+                  "snapshot": spark.table("shop_snapshot.orders").count(),
+                  "children": spark.table("shop.`orders__line_items`").count()}))
+"""
 
 
 @pytest.mark.slow
-def test_demo_leaves_tables_and_an_instance_showing_the_materialized_partitions(spark, tmp_path, monkeypatch, capsys):
+def test_demo_leaves_tables_an_instance_showing_the_partitions_and_a_metastore_naming_the_tables(
+        spark, tmp_path, monkeypatch, capsys):
+    root, workdir = tmp_path / "demo", tmp_path / "workdir"
+    workdir.mkdir()
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "elsewhere"))
-    assert run_demo(tmp_path / "demo", SampleSpec(packages=2, orders=20, customers=5, events=10)) == 0
-    out = capsys.readouterr().out
+    env = {**os.environ, "PYTHONPATH": str(Path.cwd())}
+    demo = subprocess.run([sys.executable, "-m", "lakenorm_app.cli", "demo", "--root", str(root), "--packages", "2"],
+                          env=env, cwd=workdir, capture_output=True, text=True, timeout=900)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    out = demo.stdout
     assert out.count(": success") == 2
-    for table, rows in (("_norm_raw_orders", 40), ("_norm_raw_customers", 10), ("_norm_raw_events", 20)):
-        assert read_table(spark, str(tmp_path / "demo/warehouse/shop" / table)).count() == rows
+    for table, rows in (("_norm_raw_orders", 2000), ("_norm_raw_customers", 400), ("_norm_raw_events", 4000)):
+        assert read_table(spark, str(root / "warehouse/shop" / table)).count() == rows
         assert f"shop.{table}" in out
-    assert (tmp_path / "demo/dagster_home/dagster.yaml").read_text() == open("dagster.yaml").read()
+    assert (root / "dagster_home/dagster.yaml").read_text() == open("dagster.yaml").read()
+    # the metastore and Derby's log live under the demo's root, nothing lands in the working directory
+    assert (root / "metastore/metastore_db").is_dir() and (root / "metastore/derby.log").exists()
+    assert list(workdir.iterdir()) == []
 
-    instance = dg.DagsterInstance.from_config(str(tmp_path / "demo/dagster_home"))
+    instance = dg.DagsterInstance.from_config(str(root / "dagster_home"))
     load_ids = instance.get_dynamic_partitions("shop_load_ids")
     assert len(load_ids) == 2
     runs = instance.get_runs(dg.RunsFilter(job_name="shop_normalize"))
@@ -33,7 +57,15 @@ def test_demo_leaves_tables_and_an_instance_showing_the_materialized_partitions(
         observed = instance.fetch_observations(dg.AssetKey(["shop", table]), limit=1).records
         assert observed and observed[0].asset_observation.metadata["dagster/row_count"].value == rows, table
 
-    assert main(["demo", "--root", str(tmp_path / "demo"), "--packages", "2"]) == 0  # again: nothing new
+    read = subprocess.run([sys.executable, "-c", READER, str(root / "lakenorm.yaml")], env=env, capture_output=True,
+                          text=True, timeout=600)  # a new process: a new driver, the same metastore
+    assert read.returncode == 0, read.stderr[-3000:]
+    found = json.loads(read.stdout.strip().splitlines()[-1])
+    orders = read_table(spark, str(root / "warehouse/shop/orders")).count()
+    children = read_table(spark, str(root / "warehouse/shop/orders__line_items")).count()
+    assert found == {"catalog": "hive", "orders": orders, "snapshot": orders, "children": children} and orders > 0
+
+    assert main(["demo", "--root", str(root), "--packages", "2"]) == 0  # again: nothing new
     assert "no new load packages" in capsys.readouterr().out
 
 

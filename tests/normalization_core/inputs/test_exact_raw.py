@@ -99,8 +99,18 @@ def _normalized(spark, tmp_path, kind: str, convention: str, **settings):
     return config, texts
 
 
-@pytest.mark.parametrize("convention", ["native", "dlt", "airbyte"])
-@pytest.mark.parametrize("kind", sorted(KINDS))
+# Every input kind, each convention twice: the reader keeps the text; a convention only names the table and columns.
+KIND_CONVENTIONS = [("records", "dlt"), ("airbyte_messages", "airbyte"), ("singer", "native"),
+                    ("airbyte_destination_v1", "dlt"), ("airbyte_destination_v2", "native"),
+                    ("airbyte_destination_v2_flat", "airbyte")]
+
+
+def test_every_kind_and_convention_is_covered():
+    assert {k for k, _ in KIND_CONVENTIONS} == set(KINDS)
+    assert sorted(c for _, c in KIND_CONVENTIONS) == sorted(["native", "dlt", "airbyte"] * 2)
+
+
+@pytest.mark.parametrize(("kind", "convention"), KIND_CONVENTIONS)
 def test_raw_keeps_the_producers_record_text_byte_for_byte(spark, tmp_path, kind, convention):
     config, texts = _normalized(spark, tmp_path, kind, convention)
     names = system_names(convention)
