@@ -21,11 +21,17 @@ from normalization_core.configuration.config import load_config
 from normalization_core.plans.source_tables import SourceTables
 
 ROOT = Path(__file__).resolve().parents[3]
-SOURCE = "shop"
+SOURCE, OTHER, LAKE = "shop", "market", "lake"
+VARIANTS = {SOURCE: ("records", {}),
+            OTHER: ("airbyte", {"convention": "airbyte", "streams": {"events": {"destination_sync_mode": "overwrite"}}}),
+            LAKE: ("records", {"convention": "dlt"})}
+"""Per source: its packages' format and settings. Every disposition (append, overwrite, append_dedup with its SCD
+history), convention and package format of the sample packages."""
 ENGINE_CONF = {"master": "local[2]", "spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2",
-               "spark.driver.extraJavaOptions": "-XX:+UseParallelGC"}
-RUN_TIMES = {"normalized_at", "inserted_at", "_norm_normalized_at"}
-"""When each run wrote its rows (registry, versions, typed tables): two runs' differ."""
+               "spark.driver.extraJavaOptions": "-XX:+UseParallelGC -XX:TieredStopAtLevel=1"}
+RUN_TIMES = ("normalized_at", "inserted_at")
+"""Suffixes of the columns that say when each run wrote its rows (registry, versions, typed tables under every
+convention): two runs' differ."""
 
 
 def free_port() -> int:
@@ -35,14 +41,16 @@ def free_port() -> int:
 
 
 def write_project(root: Path, spark: dict, sources: Sequence[str] = (SOURCE,)) -> Path:
-    """Per source two sample packages (orders: append_dedup with nested line items; events: append; customers:
-    append_dedup) in a landing of its own, the catalog and a configuration; returns the configuration file."""
+    """Per source two sample packages (orders: append_dedup with nested line items; events: append, or overwrite;
+    customers: append_dedup) in a landing of its own, its `VARIANTS`, the catalog and a configuration; returns the
+    configuration file."""
     write_catalog(root / "catalog.json")
     for name in sources:
-        spec = SampleSpec(packages=2, orders=40, customers=15, events=50, fmt="records", seed=11, source=name)
+        spec = SampleSpec(packages=2, orders=40, customers=15, events=50, fmt=VARIANTS[name][0], seed=11, source=name)
         write_sample_packages(root / f"landing_{name}", spec)
     config = {"warehouse": "warehouse", "spark": spark,
-              "sources": [{"name": n, "landing": f"landing_{n}", "catalog": "catalog.json"} for n in sources]}
+              "sources": [{"name": n, "landing": f"landing_{n}", "catalog": "catalog.json", **VARIANTS[n][1]}
+                          for n in sources]}
     (root / "lakenorm.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return root / "lakenorm.yaml"
 
@@ -58,7 +66,7 @@ def table_rows(spark, config_file: Path, source: str = SOURCE) -> dict[str, list
     found = {}
     for table in tables.stored_tables():
         df = spark.read.format("delta").load(tables.path(table))
-        df = df.select(*sorted(c for c in df.columns if c not in RUN_TIMES))
+        df = df.select(*sorted(c for c in df.columns if not c.endswith(RUN_TIMES)))
         found[table] = sorted(json.dumps(row.asDict(recursive=True), sort_keys=True, default=str)
                               for row in df.collect())
     return found

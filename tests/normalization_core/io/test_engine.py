@@ -2,8 +2,10 @@
 clients (`spark: {remote: sc://host:port}`): one real server for the module; runs at once through it (two load
 IDs of one source, another source) keep every guarantee; an idle engine past its limits is restarted before a run
 (io/engine_runs.py); a run whose server is killed mid-pass fails in one line, and its retry after `lakenorm engine
-start` completes it: its results and tables are those of the classic local session (the Delta writes' counts arrive
-over Connect, delta-rs reads every table).
+start` completes it. What the runs through the engine write equals what the classic local session writes, table by
+table, under each convention (native, airbyte, dlt), disposition (append, overwrite, append_dedup and its SCD
+history) and package format (records, Airbyte messages); the Delta writes' counts arrive over Connect, delta-rs
+reads every table. (tests/deploy/test_daemon_concurrency.py: Dagster runs through an engine.)
 
 pyspark builds a process's columns (`pyspark.sql.functions`) either for classic Spark or for Spark Connect, per
 process: each client runs in a process of its own (as the CLI or a Dagster run would), beside the test process's
@@ -29,6 +31,8 @@ from normalization_core.passes.normalize import normalize_loads
 from normalization_core.plans.source_tables import SourceTables
 from tests.normalization_core.io.engine_project import (
     ENGINE_CONF,
+    LAKE,
+    OTHER,
     SOURCE,
     commits,
     finished,
@@ -40,8 +44,6 @@ from tests.normalization_core.io.engine_project import (
     write_project,
 )
 
-OTHER = "market"
-"""A second source of the same sample packages."""
 
 
 def test_remote_addresses():
@@ -106,11 +108,12 @@ def running_engine(tmp_path_factory):
 def classic(spark, tmp_path_factory):
     """What the test project's sources hold once normalized by the classic local session, in one pass each: their
     load results, rows and commits per table."""
-    config_file = write_project(tmp_path_factory.mktemp("classic"), {"master": "local[2]"}, (SOURCE, OTHER))
+    sources = (SOURCE, OTHER, LAKE)
+    config_file = write_project(tmp_path_factory.mktemp("classic"), {"master": "local[2]"}, sources)
     config = load_config(config_file)
-    results = {s: summaries(normalize_loads(spark, config, s, load_ids(config_file, s))) for s in (SOURCE, OTHER)}
-    return SimpleNamespace(results=results, rows={s: table_rows(spark, config_file, s) for s in (SOURCE, OTHER)},
-                           commits={s: commits(config_file, s) for s in (SOURCE, OTHER)})
+    results = {s: summaries(normalize_loads(spark, config, s, load_ids(config_file, s))) for s in sources}
+    return SimpleNamespace(results=results, rows={s: table_rows(spark, config_file, s) for s in sources},
+                           commits={s: commits(config_file, s) for s in sources})
 
 
 def summaries(results) -> list[dict]:
@@ -185,7 +188,7 @@ def test_an_idle_engine_past_its_limits_is_restarted_before_a_run(running_engine
 def test_a_run_that_loses_its_engine_fails_in_one_line_and_its_retry_after_engine_start_completes_it(
         running_engine, classic, spark, tmp_path):
     started, directory = running_engine
-    config_file = write_project(tmp_path, {**ENGINE_CONF, "remote": started.address})
+    config_file = write_project(tmp_path, {**ENGINE_CONF, "remote": started.address}, (LAKE,))
     client = lakenorm(config_file, directory, "normalize")
     kill_at_first_commit(config_file, engine.recorded(directory).pid, client)
     code, _, err = finished(client)
@@ -200,15 +203,15 @@ def test_a_run_that_loses_its_engine_fails_in_one_line_and_its_retry_after_engin
     assert code == 0, err[-3000:]
     # the counts of each load's typed and child tables (Observation on the Delta writes) arrive over Connect
     loads = json.loads(out)["loads"]
-    assert [{s: r["typed_rows"] for s, r in load["streams"].items()} for load in loads] == classic.results[SOURCE]
-    found = table_rows(spark, config_file)  # raw, typed, child tables and the registry: each load once
-    assert found == classic.rows[SOURCE], [t for t in found if found[t] != classic.rows[SOURCE].get(t)]
-    assert {"orders", "events", "customers", "orders__line_items"} <= set(found)
+    assert [{s: r["typed_rows"] for s, r in load["streams"].items()} for load in loads] == classic.results[LAKE]
+    found = table_rows(spark, config_file, LAKE)  # raw, typed, child tables and the registry: each load once
+    assert found == classic.rows[LAKE], [t for t in found if found[t] != classic.rows[LAKE].get(t)]
+    assert {"orders", "events", "customers", "orders__line_items", "orders_scd"} <= set(found), sorted(found)
     config = load_config(config_file)
     unreadable = {}
     for table in found:  # delta-rs (the ledger's and the sensor's reader, and other engines') reads them
         try:
-            DeltaTable(SourceTables(config, config.source(SOURCE)).path(table))
+            DeltaTable(SourceTables(config, config.source(LAKE)).path(table))
         except Exception as err:  # noqa: BLE001
             unreadable[table] = str(err).splitlines()[0]
     assert unreadable == {}
