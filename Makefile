@@ -105,7 +105,7 @@ $(JARS): $(STAMP)
 $(S3_JARS): $(STAMP)
 	$(PY) -m normalization_core.io.jars --s3
 
-$(CLASSES): $(JARS)
+$(CLASSES): $(JARS) $(STAMP)
 	$(PY) -m lakenorm_app.record_classes && touch $(CLASSES)
 
 clean:

@@ -39,13 +39,18 @@ def java_executable() -> Path | None:
 
 
 def jvm_fingerprint() -> dict[str, str]:
-    """What an archive is valid for: the JVM build (its path and `release` file), pyspark and Delta."""
+    """What an archive is valid for: the JVM build (its path and `release` file), pyspark (its version and its
+    jars' files: HotSpot refuses an archive whose class path jars changed, e.g. pyspark installed again at the
+    same version) and Delta."""
     import pyspark
 
     java = java_executable()
     release = java.parent.parent / "release" if java else None
+    jars = [p.stat() for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")]
     return {"java": str(java), "java_release": release.read_text() if release and release.is_file() else "",
-            "pyspark": pyspark.__version__, "delta": DELTA_COORDINATE}
+            "pyspark": pyspark.__version__, "delta": DELTA_COORDINATE,
+            "pyspark_jars": f"{len(jars)} jars, {sum(s.st_size for s in jars)} bytes, "
+                            f"newest {max((s.st_mtime_ns for s in jars), default=0)}"}
 
 
 def current_archive(directory: Path | None = None) -> Path | None:

@@ -1,6 +1,8 @@
 """The driver JVM's class archive: when a session uses it, how it is recorded and replaced, and that a JVM
 started from it maps Spark's and Delta's classes instead of loading them."""
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +43,8 @@ def test_a_current_archive_is_added_to_the_driver_jvm_options(cache):
 
 
 @pytest.mark.parametrize("changed", [{"pyspark": "3.5.0"}, {"java_release": 'JAVA_VERSION="21"'},
-                                     {"delta": "io.delta:delta-spark_2.13:3.0.0"}])
+                                     {"delta": "io.delta:delta-spark_2.13:3.0.0"},
+                                     {"pyspark_jars": "2 jars, 10 bytes, newest 0"}])  # reinstalled: new files
 def test_an_archive_recorded_with_another_jvm_pyspark_or_delta_is_not_used(cache, changed):
     recorded(cache, **changed)
     assert current_archive() is None
@@ -78,8 +81,11 @@ import sys
 from normalization_core.io.spark import build_spark_session
 spark = build_spark_session({"master": "local[1]", "spark.driver.extraJavaOptions": sys.argv[1]})
 spark.range(3).write.format("delta").save(sys.argv[2])
+print(spark.read.format("delta").load(sys.argv[2]).count())
 spark.stop()
 """
+OFFLINE = shutil.which("unshare") is not None and os.geteuid() == 0
+"""A new network namespace with only loopback (`unshare -n`): a driver that needs no network starts in it."""
 
 RECORD = """
 import sys
@@ -90,22 +96,31 @@ with recording_session({"master": "local[1]"}, Path(sys.argv[-1])) as spark:
 """
 
 
-def loaded_from_archive(tmp_path: Path, classes: list[str], java_options: str = "") -> dict[str, bool]:
-    """Start a fresh driver JVM as lakenorm does, write a Delta table; which of `classes` it mapped."""
+def loaded_from_archive(tmp_path: Path, classes: list[str], java_options: str = "",
+                        offline: bool = False) -> dict[str, bool]:
+    """Start a fresh driver JVM as lakenorm does (`offline`: without any network), write a Delta table and read
+    it back; which of `classes` it mapped."""
     log = tmp_path / "classes.log"
     java_options = f"{java_options} -Xlog:class+load=info:file={log}"
-    subprocess.run([sys.executable, "-c", CLASSES_FROM, java_options, str(tmp_path / "t")],
-                   check=True, capture_output=True, timeout=300)
+    command = [sys.executable, "-c", CLASSES_FROM, java_options, str(tmp_path / "t")]
+    if offline:
+        command = ["unshare", "-n", "sh", "-c", 'ip link set lo up && SPARK_LOCAL_IP=127.0.0.1 exec "$@"', "sh",
+                   *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "3", done.stderr[-2000:]
     lines = log.read_text().splitlines()
     return {c: any(f" {c} source: shared objects file" in line for line in lines) for c in classes}
 
 
 @pytest.mark.slow
-def test_the_archive_make_recorded_is_current_and_a_new_driver_maps_spark_and_delta_from_it(tmp_path, monkeypatch):
+def test_the_archive_make_recorded_is_current_and_a_new_driver_maps_spark_and_delta_from_it_without_any_network(
+        tmp_path, monkeypatch):
+    """The driver also starts and writes Delta in a network namespace with only loopback (where the machine
+    allows one: root and `unshare`): the jars and the archive are all local, nothing is resolved at run time."""
     monkeypatch.delenv(JARS_DIR_ENV, raising=False)
     assert current_archive() == jars_dir() / ARCHIVE_FILE, "make records it: python -m lakenorm_app.record_classes"
     mapped = loaded_from_archive(tmp_path, ["org.apache.spark.SparkContext", "org.apache.spark.sql.delta.DeltaLog",
-                                            "org.apache.spark.sql.delta.OptimisticTransactionImpl"])
+                                            "org.apache.spark.sql.delta.OptimisticTransactionImpl"], offline=OFFLINE)
     assert mapped == dict.fromkeys(mapped, True)
 
 
