@@ -8,9 +8,9 @@ For each stream:
 - `lakenorm normalize --load-id`, whole process from cold, started as lakenorm starts it for a small input
   (the quick compiler);
 - then, in one warm session (full JIT) on that run's raw table and stored schema, the parts of a pass that grow
-  with the width: the schema's inference (`observed_types`: one job per nesting level), building the typed
-  tables' DataFrames (driver only: Python builds every column through py4j and Spark analyzes the plans), and
-  running them (`noop` writes: parse, typing, meta).
+  with the width: the schema's inference (`observed_types`: one job, two for records nested deeper than four
+  levels), building the typed tables' DataFrames (driver only: Python builds every column through py4j and Spark
+  analyzes the plans), and running them (`noop` writes: parse, typing, meta).
 Prints a Markdown table; results go to BENCHMARKS.md by hand, with the command.
 """
 from __future__ import annotations

@@ -104,6 +104,11 @@ class Bucket:
             self.client.upload_file(str(path), self.name, keys[-1])
         return keys
 
+    def objects(self, prefix: str) -> dict[str, str]:
+        """Every object under `prefix`: its key and ETag (a rewritten object gets a new one)."""
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.name, Prefix=prefix)
+        return {item["Key"]: item["ETag"] for page in pages for item in page.get("Contents", [])}
+
 
 @pytest.fixture(scope="session")
 def s3_endpoint():

@@ -38,7 +38,7 @@ VERSION = "#version"
 """The row key of the history row a parsed record is."""
 
 # Observed value kinds (`observed_kinds`, `not_null`)
-PATH, VALUE, VALUE_KIND, EXTRACTED_AT, OBJECT_KEY = "#path", "#value", "#kind", "#extracted_at", "#key"
+PATH, VALUE, VALUE_KIND, EXTRACTED_AT = "#path", "#value", "#kind", "#extracted_at"
 
 # Counters (`counts`, `discard`)
 NULLED_CHANGES = "#nulled"

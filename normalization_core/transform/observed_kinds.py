@@ -1,24 +1,27 @@
 """The (JSON path, value kind) pairs of a stream's records, aggregated on the executors (SPEC §5.2).
 
-Level by level, from the record down: each value's kind is computed, objects explode into their keys and
-arrays into their elements. Only the distinct pairs of a level reach the driver (a few per column),
-so the records never leave the executors. The pure side (`schema.inference`, over the kinds and type rules
-of `schema.column_types`) builds the schema.
+Each record's values down to a depth are gathered in the row itself (arrays of (path, value) nodes, one
+projection per level, objects stepping into their keys and arrays into their elements), then exploded once:
+one Spark job for all the levels, whose distinct (path, kind) pairs alone reach the driver (a few per column), so
+the records never leave the executors. Records nested deeper than the depth are gathered again to a greater
+one. The pure side (`schema.inference`, over the kinds and type rules of `schema.column_types`) builds the schema.
 """
 from __future__ import annotations
 
-from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from normalization_core.columns import SystemNames
 from normalization_core.schema.column_types import ARRAY_STEP, EPOCH_FAR, EPOCH_RANGE_SECONDS, KEY_STEP
-from normalization_core.transform.internal_columns import EXTRACTED_AT, OBJECT_KEY, PATH, VALUE, VALUE_KIND
+from normalization_core.transform.internal_columns import EXTRACTED_AT, PATH, VALUE, VALUE_KIND
 from normalization_core.transform.kinds import inference_text, value_kind
+from normalization_core.transform.sql_text import column_name, string_literal
 
-_OBJECT = "map<string,variant>"
-_ARRAY = "array<variant>"
+FIRST_DEPTH = 4
+"""Levels gathered by the first job (most records' depth: each level gathered costs every record a projection);
+records nested deeper are gathered again to four times as many."""
+_CONTAINERS = ("object", "array")
+_NODE_PATH, _NODE_VALUE = "p", "v"
 
 
 def parse_record_variants(raw_rows: DataFrame, names: SystemNames) -> DataFrame:
@@ -35,44 +38,50 @@ def observed_types(raw_rows: DataFrame, names: SystemNames, epochs: bool = False
     record's extracted at (dlt: of the time it normalizes; the record's own time keeps a rebuild's schema equal).
     The nesting limit is applied by the layout, which must still see what lies below a limited array.
     """
-    frontier = parse_record_variants(raw_rows, names).select(
-        F.array().cast(T.ArrayType(T.StringType())).alias(PATH), F.col(VALUE), F.col(EXTRACTED_AT))
-    observed: set[tuple[tuple[str, ...], str]] = set()
-    previous: DataFrame | None = None
+    records = parse_record_variants(raw_rows, names)
+    depth = FIRST_DEPTH
     while True:
-        level = frontier.select(PATH, VALUE, EXTRACTED_AT, value_kind(VALUE).alias(VALUE_KIND)).persist(
-            StorageLevel.MEMORY_AND_DISK)
-        seen = level.where(F.col(VALUE_KIND).isNotNull()).select(PATH, VALUE_KIND)
-        if epochs:
-            seen = seen.unionByName(_far_numbers(level))
-        seen = seen.distinct()
-        pairs = seen.collect()  # metadata: a few (path, kind) pairs per column
-        if previous is not None:
-            previous.unpersist()
-        previous = level
-        observed |= {(tuple(row[0]), row[1]) for row in pairs}
-        if not any(row[1] in ("object", "array") for row in pairs):
-            break
-        frontier = _children(level)
-    previous.unpersist()
-    return observed
+        pairs = {(tuple(row[0]), row[1]) for row in _pairs(_nodes(records, depth), epochs).collect()}
+        if not any(len(path) == depth and kind in _CONTAINERS for path, kind in pairs):
+            return pairs  # metadata: a few (path, kind) pairs per column
+        depth *= 4
 
 
-def _far_numbers(level: DataFrame) -> DataFrame:
-    """(path, `EPOCH_FAR`) of the numbers that are not epoch seconds near their record's extracted at."""
+def _nodes(records: DataFrame, depth: int) -> DataFrame:
+    """(`PATH`, `VALUE`, `EXTRACTED_AT`) of every value of the records down to `depth` levels below the record."""
+    levels = [f"#level{i}" for i in range(depth + 1)]
+    root = f"array(named_struct('{_NODE_PATH}', CAST(array() AS array<string>), '{_NODE_VALUE}', {column_name(VALUE)}))"
+    frame = records.select(F.col(EXTRACTED_AT), F.expr(root).alias(levels[0]))
+    for above, level in zip(levels, levels[1:]):
+        frame = frame.select("*", F.expr(_children(column_name(above))).alias(level))
+    every = F.expr("explode(concat(" + ", ".join(column_name(level) for level in levels) + "))")
+    nodes = frame.select(F.col(EXTRACTED_AT), every.alias("#node"))
+    return nodes.select(F.col(f"`#node`.{_NODE_PATH}").alias(PATH), F.col(f"`#node`.{_NODE_VALUE}").alias(VALUE),
+                        F.col(EXTRACTED_AT))
+
+
+def _children(nodes: str) -> str:
+    """SQL: the nodes one level below `nodes`: each object's values under `k:<key>`, each array's elements under
+    `[]` (a value neither casts to NULL, its part empty)."""
+    p, v = _NODE_PATH, _NODE_VALUE
+    keys = (f"transform(map_entries(try_cast(n.{v} AS map<string,variant>)), e -> named_struct('{p}', "
+            f"concat(n.{p}, array(concat({string_literal(KEY_STEP)}, e.key))), '{v}', e.value))")
+    elements = (f"transform(try_cast(n.{v} AS array<variant>), x -> named_struct('{p}', "
+                f"concat(n.{p}, array({string_literal(ARRAY_STEP)})), '{v}', x))")
+    return f"flatten(transform({nodes}, n -> concat(coalesce({keys}, array()), coalesce({elements}, array()))))"
+
+
+def _pairs(nodes: DataFrame, epochs: bool) -> DataFrame:
+    """The distinct (path, kind) pairs of the nodes' values (and `EPOCH_FAR` ones, with `epochs`)."""
+    seen = nodes.select(PATH, VALUE, EXTRACTED_AT, value_kind(VALUE).alias(VALUE_KIND))
+    if epochs:
+        kind = F.col(VALUE_KIND)
+        seen = seen.select(PATH, F.explode(F.array(kind, _far_number(kind))).alias(VALUE_KIND))
+    return seen.where(F.col(VALUE_KIND).isNotNull()).select(PATH, VALUE_KIND).distinct()
+
+
+def _far_number(kind: Column) -> Column:
+    """`EPOCH_FAR` for a number that is not epoch seconds near its record's extracted at."""
     seconds = F.col(VALUE).try_cast("double")
     near = F.abs(seconds - F.unix_timestamp(F.col(EXTRACTED_AT))) <= EPOCH_RANGE_SECONDS
-    numbers = level.where(F.col(VALUE_KIND).isin("bigint", "double", "decimal"))
-    return numbers.where(~F.coalesce(near, F.lit(False))).select(PATH, F.lit(EPOCH_FAR).alias(VALUE_KIND))
-
-
-def _children(level: DataFrame) -> DataFrame:
-    """Each object's values under `k:<key>`, each array's elements under `[]`, one level down."""
-    entries = level.where(F.col(VALUE_KIND) == "object").select(
-        F.col(PATH), F.col(EXTRACTED_AT), F.explode(F.col(VALUE).try_cast(_OBJECT)).alias(OBJECT_KEY, VALUE))
-    keys = entries.select(F.concat(F.col(PATH), F.array(F.concat(F.lit(KEY_STEP), F.col(OBJECT_KEY)))).alias(PATH),
-                          F.col(VALUE), F.col(EXTRACTED_AT))
-    elements = level.where(F.col(VALUE_KIND) == "array").select(
-        F.concat(F.col(PATH), F.array(F.lit(ARRAY_STEP))).alias(PATH),
-        F.explode(F.col(VALUE).try_cast(_ARRAY)).alias(VALUE), F.col(EXTRACTED_AT))
-    return keys.unionByName(elements)
+    return F.when(kind.isin("bigint", "double", "decimal") & ~F.coalesce(near, F.lit(False)), F.lit(EPOCH_FAR))

@@ -19,8 +19,9 @@ from lakenorm_app import commands
 from lakenorm_app.samples import SampleSpec, write_sample_packages
 from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
+from normalization_core.io.engine import ENGINE_DIR_ENV
 
-# Two cold drivers share two cores with the other test worker: one core each, and the quick compiler
+# A cold driver beside the engine and the other test worker: one core, and the quick compiler
 # (docs/how-to/configuration.md, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
 JVM_OUTPUT = re.compile(r"^\s+at [\w$.<>]+\(|^\d\d/\d\d/\d\d \d\d:\d\d:\d\d |^WARNING: |log4j|setLogLevel", re.M)
 """What the driver JVM prints when left to Spark's defaults: stack frames, log lines, start-up notes."""
@@ -93,17 +94,21 @@ def test_errors_are_one_line_and_a_non_zero_exit(spark, capsys, config_file, tmp
 
 
 @pytest.mark.slow
-def test_two_processes_normalizing_one_load_id_leave_no_duplicates(spark, config_file):
+def test_two_processes_normalizing_one_load_id_leave_no_duplicates(spark, shared_engine, config_file):
+    """A classic driver and a client of the suite's engine (a JVM of its own) normalize the same load: the client
+    starts as the driver commits its first table, so that their commits to the same tables interleave."""
     load_id = write_sample_packages(config_file.parent / "landing",
                                     SampleSpec(packages=1, orders=300, customers=50, events=400))[0]
     doc = yaml.safe_load(config_file.read_text())
-    doc["spark"] = CHILD_SPARK
-    config_file.write_text(yaml.safe_dump(doc))
-    command = [sys.executable, "-m", "lakenorm_app.commands", "--config", str(config_file),
-               "normalize", "--load-id", load_id]
-    racers = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    outcomes = [r.communicate(timeout=1200) for r in racers]  # generous: two cold drivers on a loaded machine
-    assert [r.returncode for r in racers] == [0, 0], [o[1][-2000:] for o in outcomes]
+    client_file = config_file.with_name("client.yaml")  # the same landing and warehouse
+    client_file.write_text(yaml.safe_dump({**doc, "spark": {"master": "local[2]", "remote": shared_engine.address}}))
+    config_file.write_text(yaml.safe_dump({**doc, "spark": CHILD_SPARK}))
+    command = [sys.executable, "-m", "lakenorm_app.commands", "--config", "{}", "normalize", "--load-id", load_id]
+    driver = racer(command, config_file)
+    first_commit(config_file.parent / "wh", driver)
+    client = racer(command, client_file, {ENGINE_DIR_ENV: str(shared_engine.directory)})
+    outcomes = [r.communicate(timeout=1200) for r in (driver, client)]  # generous: a cold driver, a loaded machine
+    assert [r.returncode for r in (driver, client)] == [0, 0], [o[1][-2000:] for o in outcomes]
     for _, err in outcomes:  # a successful run prints only lakenorm's lines (a racer's retry notes)
         assert not JVM_OUTPUT.search(err), err[-3000:]
     config = load_config(config_file)
@@ -112,6 +117,21 @@ def test_two_processes_normalizing_one_load_id_leave_no_duplicates(spark, config
         assert rows.count() == lines
         assert rows.select("_norm_raw_id").distinct().count() == lines
     assert read_table(spark, config.table_path("shop", "_norm_loads")).count() == 3
+
+
+def racer(command: list[str], config_file: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    argv = [str(config_file) if part == "{}" else part for part in command]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+
+
+def first_commit(warehouse: Path, process: subprocess.Popen, timeout: float = 600) -> None:
+    """Returns once `process` committed to a table of `warehouse` (its first Delta log entry)."""
+    deadline = time.monotonic() + timeout
+    while not list(warehouse.glob("*/*/_delta_log/*.json")):
+        assert process.poll() is None, f"the run ended before its first commit: {process.communicate()}"
+        assert time.monotonic() < deadline, "no commit within the timeout"
+        time.sleep(0.02)
 
 
 def test_files_still_settling_are_said_and_waited_for(spark, capsys, tmp_path, load_case):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from delta.tables import DeltaTable
 
 from lakenorm_app.commands import main
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
@@ -69,10 +68,3 @@ def assert_same_tables(local: Path, other: Path, expected: set[str]) -> None:
         assert other_tables[table][0] == columns, table
         assert other_tables[table][1] == rows, table
         assert rows or table.endswith("quarantine"), f"{table} is empty: the comparison would prove nothing"
-
-
-def table_versions(spark, config_file: Path) -> dict[str, int]:
-    config = load_config(config_file)
-    source = config.sources[0]
-    return {t: DeltaTable.forPath(spark, config.table_path(source.name, t)).history(1).first()["version"]
-            for t in SourceTables(config, source).stored_tables()}

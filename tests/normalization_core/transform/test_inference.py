@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from normalization_core.columns import NATIVE as N
 from normalization_core.schema.inference import infer_schema
-from normalization_core.transform.observed_kinds import observed_types
+from normalization_core.transform.observed_kinds import FIRST_DEPTH, observed_types
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import parse_records
 
@@ -91,3 +91,14 @@ def test_max_table_nesting_keeps_deeper_values_as_json(spark):
         ("d", []), ("d__f", [("l", "string"), ("lo", "string"), ("v", "bigint")])]
     child = typed_tables(parse_records(rows, N, schema), N, schema)["d__f"].first()
     assert (json.loads(child["l"]), json.loads(child["lo"]), child["v"]) == (["a"], [{"e": {"v": 1}}], 120)
+
+
+def test_values_nested_deeper_than_the_first_gathering_are_observed(spark):
+    deep: object = {"v": 1}
+    for _ in range(FIRST_DEPTH * 2):
+        deep = {"a": deep}
+    lines = [json.dumps({"deep": deep, "arrays": [[[[[["x"]]]]]]}), '{"flat": true}']
+    observed = observed_types(raw_rows(spark, lines), N)
+    assert (("k:deep",) + ("k:a",) * FIRST_DEPTH * 2 + ("k:v",), "bigint") in observed
+    assert (("k:arrays",) + ("[]",) * 6, "text") in observed and (("k:flat",), "bool") in observed
+    assert max(len(path) for path, _ in observed) == FIRST_DEPTH * 2 + 2
