@@ -106,7 +106,7 @@ def cmd_normalize(args: argparse.Namespace) -> int:
 
 
 def _normalize(args: argparse.Namespace, config: LakenormConfig, sources: list[SourceConfig], report: Report) -> int:
-    spark = build_spark_session(config.spark, input_bytes=_loads_bytes(config, sources, args.load_id))
+    spark = build_spark_session(config.spark, input_bytes=sources_input_bytes(config, sources, args.load_id))
     if args.load_id:
         return 1 if sum(normalize_and_report(spark, config, s, list(args.load_id), report) for s in sources) else 0
     deadline = None if args.wait is None else time.time() + args.wait
@@ -160,7 +160,7 @@ def normalize_pending(spark: SparkSession, config: LakenormConfig, source: Sourc
     return failures, found.settling
 
 
-def _loads_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: list[str] | None) -> int | None:
+def sources_input_bytes(config: LakenormConfig, sources: list[SourceConfig], load_ids: list[str] | None) -> int | None:
     """What the loads to normalize hold at most (the named ones, else the pending ones), for the JVM's start;
     None when a package cannot be sized."""
     sizes = [source_input_bytes(SourceTables(config, source), load_ids) if load_ids

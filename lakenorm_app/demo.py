@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from lakenorm_app.commands import sources_input_bytes
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.api import LakenormConfig, SourceTables, config_yaml, load_config, read_table, spark_session
 from pipeline_assets.definitions import build_definitions
@@ -86,7 +87,8 @@ def run_demo(root: Path, spec: SampleSpec, land_only: bool = False) -> int:
         return 0
     config = load_config(write_demo_files(root, spec))
     os.environ["DAGSTER_HOME"] = str(root / "dagster_home")
-    with spark_session(config.spark) as spark, dg.DagsterInstance.get() as instance:  # shared by the runs
+    pending = sources_input_bytes(config, config.sources, None)  # the sample packages: a small input's JVM start
+    with spark_session(config.spark, input_bytes=pending) as spark, dg.DagsterInstance.get() as instance:
         runs = run_sensor_and_runs(config, instance)
         for run in runs:
             print(f"run for load {run.load_id}: {'success' if run.success else 'FAILED'}")

@@ -17,7 +17,7 @@ from normalization_core.io.delta import read_table
 READER = """
 import json, sys
 from normalization_core.api import build_spark_session, load_config
-spark = build_spark_session(load_config(sys.argv[1]).spark)
+spark = build_spark_session(load_config(sys.argv[1]).spark, input_bytes=0)  # a few counts: a short-lived JVM
 print(json.dumps({"catalog": spark.conf.get("spark.sql.catalogImplementation"),
                   "orders": spark.table("shop.orders").count(),
                   "snapshot": spark.table("shop_snapshot.orders").count(),

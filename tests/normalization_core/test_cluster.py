@@ -25,7 +25,7 @@ from tests.normalization_core.table_snapshots import (
 )
 
 REPO = Path(__file__).parents[2]
-QUICK_JIT = "-XX:TieredStopAtLevel=1"
+SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
 
 
 def kill_first_executor_mid_task(cluster: Path, driver: subprocess.Popen, timeout: float = 600) -> int | None:
@@ -66,9 +66,10 @@ def test_a_standalone_cluster_writing_to_a_bucket_equals_a_local_run(spark, tmp_
                               {**source, "landing": s3_bucket.uri("landing/shop")}, s3_bucket.endpoint,
                               spark={"master": master, "spark.driver.extraClassPath": s3a_jars,
                                      "spark.executor.extraClassPath": s3a_jars, "spark.executor.memory": "512m",
-                                     # short-lived JVMs on two shared cores: the quick compiler costs less CPU
-                                     "spark.driver.extraJavaOptions": QUICK_JIT,
-                                     "spark.executor.extraJavaOptions": QUICK_JIT,
+                                     # short-lived JVMs on two shared cores: the quick compiler and the
+                                     # throughput collector cost less CPU
+                                     "spark.driver.extraJavaOptions": SHORT_LIVED_JVM,
+                                     "spark.executor.extraJavaOptions": SHORT_LIVED_JVM,
                                      "spark.sql.shuffle.partitions": "4"})
         env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
                "PYTHONPATH": str(REPO)}

@@ -3,11 +3,18 @@ test_class_archive.py)."""
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
 from normalization_core.io.jars import DELTA_COORDINATE, _shipped_by_pyspark, cached_jars
-from normalization_core.io.spark import QUICK_START_JAVA_OPTIONS, SMALL_INPUT_BYTES, session_conf, small_input_conf
+from normalization_core.io.spark import (
+    QUICK_START_JAVA_OPTIONS,
+    SMALL_INPUT_BYTES,
+    SMALL_INPUT_COLLECTOR,
+    session_conf,
+    small_input_conf,
+)
 
 
 def test_session_conf_enables_delta_utc_and_local_defaults_user_settings_win():
@@ -39,20 +46,26 @@ def test_delta_logs_on_local_paths_are_written_without_checksum_sidecars_and_had
     assert jvm.java.lang.Class.forName("org.apache.hadoop.fs.LocalFileSystem").isInstance(local)
 
 
-@pytest.mark.parametrize(("user_options", "input_bytes", "quick"), [
-    ("", SMALL_INPUT_BYTES - 1, True),
-    ("-Xmx2g", 0, True),
-    ("", SMALL_INPUT_BYTES, False),                        # a large input: C2's faster code pays off
-    ("", None, False),                                      # unknown (pending loads, a long-lived session)
-    ("-XX:TieredStopAtLevel=4", 10, False),                 # the user chose the compiler
-    ("-XX:-TieredCompilation", 10, False),
+@pytest.mark.parametrize(("user_options", "input_bytes", "quick", "collector"), [
+    ("", SMALL_INPUT_BYTES - 1, True, True),
+    ("-Xmx2g", 0, True, True),
+    ("", SMALL_INPUT_BYTES, False, False),                  # a large input: C2's faster code pays off
+    ("", None, False, False),                               # unknown (pending loads, a long-lived session)
+    ("-XX:TieredStopAtLevel=4", 10, False, True),           # the user chose the compiler
+    ("-XX:-TieredCompilation", 10, False, True),
+    ("-XX:+UseG1GC", 10, True, False),                      # the user chose the collector
+    ("-XX:+UseSerialGC -XX:-TieredCompilation", 10, False, False),
 ])
-def test_a_process_with_a_small_input_starts_its_driver_at_the_quick_compiler(user_options, input_bytes, quick):
+def test_a_process_with_a_small_input_starts_its_driver_at_the_quick_compiler_and_throughput_collector(
+        user_options, input_bytes, quick, collector):
     settings = {"spark.driver.extraJavaOptions": user_options} if user_options else {}
     driver = session_conf(settings, input_bytes)["spark.driver.extraJavaOptions"]
     assert (QUICK_START_JAVA_OPTIONS in driver) is quick
+    assert (SMALL_INPUT_COLLECTOR in driver) is collector
+    assert len(re.findall(r"-XX:\+Use\w*GC", driver)) == (1 if collector or "GC" in user_options else 0)
     assert driver.startswith(f"-Duser.timezone=UTC {user_options}".strip())
-    assert QUICK_START_JAVA_OPTIONS not in session_conf(settings, input_bytes)["spark.executor.extraJavaOptions"]
+    executor = session_conf(settings, input_bytes)["spark.executor.extraJavaOptions"]
+    assert QUICK_START_JAVA_OPTIONS not in executor and SMALL_INPUT_COLLECTOR not in executor
 
 
 def test_a_small_input_runs_without_adaptive_execution_or_codegen_and_the_settings_come_back(spark):
