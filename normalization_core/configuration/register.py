@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from normalization_core.errors import ConfigError
 from normalization_core.io.storage import is_uri
 
 SNAPSHOT_SUFFIX = "_snapshot"
