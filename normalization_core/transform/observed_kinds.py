@@ -41,9 +41,10 @@ def observed_types(raw_rows: DataFrame, names: SystemNames, epochs: bool = False
     records = parse_record_variants(raw_rows, names)
     depth = FIRST_DEPTH
     while True:
-        pairs = {(tuple(row[0]), row[1]) for row in _pairs(_nodes(records, depth), epochs).collect()}
+        found = _pairs(_nodes(records, depth), epochs).collect()  # metadata: a few (path, kind) pairs per column
+        pairs = {(tuple(row[0]), row[1]) for row in found}
         if not any(len(path) == depth and kind in _CONTAINERS for path, kind in pairs):
-            return pairs  # metadata: a few (path, kind) pairs per column
+            return pairs
         depth *= 4
 
 
