@@ -20,6 +20,7 @@ from lakenorm_app.samples import SampleSpec, write_sample_packages
 from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.engine import ENGINE_DIR_ENV
+from tests.normalization_core.io.engine_project import first_commit
 
 # A cold driver beside the engine and the other test worker: one core, and the quick compiler
 # (docs/how-to/configuration.md, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
@@ -123,15 +124,6 @@ def racer(command: list[str], config_file: Path, env: dict[str, str] | None = No
     argv = [str(config_file) if part == "{}" else part for part in command]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
-
-
-def first_commit(warehouse: Path, process: subprocess.Popen, timeout: float = 600) -> None:
-    """Returns once `process` committed to a table of `warehouse` (its first Delta log entry)."""
-    deadline = time.monotonic() + timeout
-    while not list(warehouse.glob("*/*/_delta_log/*.json")):
-        assert process.poll() is None, f"the run ended before its first commit: {process.communicate()}"
-        assert time.monotonic() < deadline, "no commit within the timeout"
-        time.sleep(0.02)
 
 
 def test_files_still_settling_are_said_and_waited_for(spark, capsys, tmp_path, load_case):

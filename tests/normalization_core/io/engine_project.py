@@ -93,15 +93,20 @@ def finished(process: subprocess.Popen, timeout: float = 600) -> tuple[int, str,
     return process.returncode, out, err
 
 
+def first_commit(warehouse: Path, process: subprocess.Popen, timeout: float = 600) -> None:
+    """Returns once `process` committed to a table of `warehouse` (a Delta log entry newer than the call)."""
+    log_files = lambda: set(warehouse.glob("*/*/_delta_log/*.json"))  # noqa: E731
+    before, deadline = log_files(), time.monotonic() + timeout
+    while not log_files() - before:
+        assert process.poll() is None, f"the run ended before its first commit: {process.communicate()}"
+        assert time.monotonic() < deadline, "no commit within the timeout"
+        time.sleep(0.02)
+
+
 def kill_at_first_commit(config_file: Path, engine_pid: int, client: subprocess.Popen, timeout: float = 600) -> None:
     """SIGKILL the engine's process group (the server JVM and its Python workers) as soon as the client's run
     committed to one table of the warehouse."""
-    log_files = lambda: set((config_file.parent / "warehouse").glob("*/*/_delta_log/*.json"))  # noqa: E731
-    before, deadline = log_files(), time.monotonic() + timeout
-    while not log_files() - before:
-        assert client.poll() is None, f"the run ended before its first commit: {client.communicate()}"
-        assert time.monotonic() < deadline, "no commit within the timeout"
-        time.sleep(0.02)
+    first_commit(config_file.parent / "warehouse", client, timeout)
     os.killpg(engine_pid, signal.SIGKILL)
     try:
         os.waitpid(engine_pid, 0)  # (the server is this process's child when this process started it)
