@@ -1,4 +1,4 @@
-"""The documentation site (issue 36): `mkdocs build --strict` as `make docs` runs it, so a broken link, a missing
+"""The documentation site: `mkdocs build --strict` as `make docs` runs it, so a broken link, a missing
 anchor or a page left out of the navigation fails the suite; the generated reference pages hold what the code
 says (every configuration key, every command)."""
 from __future__ import annotations
