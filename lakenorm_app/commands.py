@@ -6,6 +6,7 @@ longer tuple to `main`, without reaching into argparse.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
 import time
@@ -60,8 +61,19 @@ def option(*flags: str, **options) -> Argument:
     return Argument(flags, options)
 
 
+def installed_version() -> str:
+    """lakenorm's version as installed: the one `pyproject.toml` names (its single source; CHANGELOG.md says what
+    each version changed)."""
+    try:
+        return importlib.metadata.version("lakenorm")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
 def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakenorm", description="Raw JSON load packages -> typed Delta tables.")
+    parser.add_argument("--version", action="version", version=f"lakenorm {installed_version()}",
+                        help="print lakenorm's version and exit")
     parser.add_argument("--config", help="configuration file (default: $LAKENORM_CONFIG or ./lakenorm.yaml)")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in commands:

@@ -1,4 +1,4 @@
-"""What `lakenorm normalize` says while it works (issue 36): one of three reports.
+"""What `lakenorm normalize` says while it works: one of three reports.
 
 - `plain` (stdout is not a terminal: a pipe, a log, a cron job): the lines it has always printed, one per table a
   load wrote, and a line per source with nothing to do or files still settling; nothing else changes;

@@ -5,7 +5,8 @@ rather than copied by hand, so they cannot go stale:
 - `reference/cli.md` from the `lakenorm` command's argparse parser;
 - `reference/tables.md` from the system names of each convention (`normalization_core/columns.py`);
 - `reference/dagster.md` from the Dagster definitions lakenorm builds for the demo's source;
-- `benchmarks-log.md`: the repository's BENCHMARKS.md as it is (the raw log of every measurement);
+- `benchmarks-log.md`: the repository's BENCHMARKS.md as it is (every benchmark's figures and history);
+- `changelog.md`: the repository's CHANGELOG.md as it is (the release notes);
 
 and a page's `<!-- include deploy/README.md "## Heading" -->` is replaced by that section of that repository
 file (its relative links as plain text), so the deployment's facts have one home.
@@ -38,6 +39,7 @@ def on_files(files: Files, config: Any) -> Files:
         "reference/tables.md": tables_reference,
         "reference/dagster.md": dagster_reference,
         "benchmarks-log.md": lambda: (REPO / "BENCHMARKS.md").read_text(encoding="utf-8"),
+        "changelog.md": lambda: (REPO / "CHANGELOG.md").read_text(encoding="utf-8"),
     }
     for path, generate in pages.items():
         files.append(File.generated(config, path, content=generate()))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.inputs.ledger import LedgerEntry, ledger_table, read_ledger
 from normalization_core.inputs.listing import FileEntry, list_files
+from normalization_core.inputs.members import Grouping, Member
 from normalization_core.inputs.settling import settling_of, split_settled
 from normalization_core.io.load_packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
 from normalization_core.naming.conventions import system_names
@@ -48,23 +48,6 @@ class InputKind:
     def catalog(self, source: SourceConfig) -> dict[str, StreamSettings]:
         """Stream settings that come with the input (used when the source has no catalog)."""
         return {}
-
-
-@dataclass(frozen=True)
-class Member:
-    """A settled, not yet normalized file and what its kind read from its name or head."""
-
-    file: FileEntry
-    base_load_id: str
-    stream: str | None
-    format: str
-    created_at: datetime
-
-
-@dataclass
-class Grouping:
-    members: list[Member] = field(default_factory=list)
-    rejected: list[RejectedPackage] = field(default_factory=list)
 
 
 def ledger_path(config: LakenormConfig, source: SourceConfig) -> str:

@@ -1,10 +1,18 @@
 """What a source's landing holds, read without normalizing: its complete packages and its streams."""
 from __future__ import annotations
 
-from normalization_core.configuration.catalog import source_catalog
+from normalization_core.configuration.catalog import load_catalog
 from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.inputs import source_input
 from normalization_core.io.load_packages import Discovery
+from normalization_core.schema.stream_settings import StreamSettings
+
+
+def source_catalog(source: SourceConfig) -> dict[str, StreamSettings]:
+    """The configured catalog; without one, the schemas that come with the source's input (SPEC §2.4)."""
+    if source.catalog:
+        return load_catalog(source.catalog)
+    return source_input(source).catalog(source)
 
 
 def landed_packages(config: LakenormConfig, source: SourceConfig) -> Discovery:

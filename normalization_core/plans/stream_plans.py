@@ -11,8 +11,9 @@ import warnings
 from dataclasses import dataclass, field
 
 from normalization_core.columns import SystemNames
-from normalization_core.configuration.catalog import configured_settings, source_catalog
+from normalization_core.configuration.catalog import configured_settings
 from normalization_core.configuration.config import SourceConfig
+from normalization_core.inputs.landing import source_catalog
 from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.dispositions import Disposition, disposition
 from normalization_core.errors import ConfigError

@@ -1,5 +1,5 @@
-"""Concurrent runs under a real `dagster-daemon` on a PostgreSQL instance (issue 17, point 3), each a client of one
-Spark Connect engine as in the stack (`make stack-up`, issue 34): two packages land at once, the landing sensor
+"""Concurrent runs under a real `dagster-daemon` on a PostgreSQL instance, each a client of one
+Spark Connect engine as in the stack (`make stack-up`): two packages land at once, the landing sensor
 requests two runs, the queue launches them side by side, both succeed, the tables equal a serial run of the classic
 local session, and every Delta commit retried after a concurrent writer is a warning in its run's event log."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`lakenorm demo`: sample packages through the sensor and its runs into a persistent local instance; a fresh
-session on the same metastore reads the demo's tables by name (issue 38)."""
+session on the same metastore reads the demo's tables by name."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Real dlt and lakenorm's `dlt` convention on the same records (issue 23): tables, columns, types, values.
+"""Real dlt and lakenorm's `dlt` convention on the same records: tables, columns, types, values.
 
 Keys whose kind varies (string/array, object/scalar, array/object, in both record orders), a key collision,
 and two loads with the system tables `_dlt_loads` / `_dlt_version`.

@@ -1,4 +1,4 @@
-"""A key range as SQL (the MERGE condition, issue 34: Delta operations as SQL) holds the rows its DataFrame
+"""A key range as SQL (the MERGE condition: Delta operations as SQL) holds the rows its DataFrame
 predicate holds, for every key type with a safe literal."""
 from __future__ import annotations
 
