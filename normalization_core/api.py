@@ -19,7 +19,12 @@ from normalization_core.configuration.validation import config_schema, config_ya
 from normalization_core.schema.stream_settings import resolve_primary_key
 from normalization_core.dispositions import Disposition, TableCheck
 from normalization_core.errors import ConfigError, LakenormError
-from normalization_core.inputs.landing import known_streams, landed_packages
+from normalization_core.inputs.landing import (
+    keeps_file_ledger,
+    known_streams,
+    landed_packages,
+    record_changed_files,
+)
 from normalization_core.inputs.settling import settling_text
 from normalization_core.io import engine
 from normalization_core.io.engine_runs import lost_engine_errors, serving
@@ -78,7 +83,7 @@ __all__ = [
     "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
     "Disposition", "Settling", "SourceTables", "StreamPlan", "SystemNames", "TableCheck", "history_table",
-    "known_streams", "landed_packages",
+    "keeps_file_ledger", "known_streams", "landed_packages", "record_changed_files",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
     "system_names",
     # normalizing and what it returns or registered

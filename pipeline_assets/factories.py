@@ -13,6 +13,7 @@ from normalization_core.api import (
     StreamPlan,
     catalog_table_name,
     find_table,
+    keeps_file_ledger,
     known_streams,
     load_table_versions,
     normalize_source,
@@ -25,6 +26,7 @@ from normalization_core.api import (
 )
 from pipeline_assets.asset_checks import check_results, check_specs
 from pipeline_assets.descriptions import history_description, raw_description, stream_tags, typed_description
+from pipeline_assets.file_ledger import file_ledger_job
 from pipeline_assets.metadata import (
     column_json_paths,
     column_lineage,
@@ -229,6 +231,7 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), job)
     rebuild = rebuild_job(tables, [s for s in streams if s in plans])
     system = system_table_assets(config, source)
-    return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],
+    ledger = [file_ledger_job(config, source)] if keeps_file_ledger(source) else []
+    return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs, *ledger],
                           schedules=schedules,
-                          sensors=[build_landing_sensor(config, source, job=job)])
+                          sensors=[build_landing_sensor(config, source, job, *ledger)])

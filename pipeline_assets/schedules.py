@@ -77,6 +77,9 @@ def build_polling_schedule(config: LakenormConfig, source: SourceConfig, job: ob
                  description=f"Every 5 minutes: registers and normalizes new packages in {source.landing}.")
     def polling(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
         landed = new_load_ids(config, source, context.instance, context.log)
+        for change in landed.changed:  # (a schedule runs one job: the sensor's file ledger run records them)
+            if change.warning:
+                context.log.warning(change.warning)
         new = landed.new
         if not new:
             return dg.SkipReason(skip_reason(landed))

@@ -1,18 +1,22 @@
-"""The landing sensor: new complete packages -> partitions + one run per load ID."""
+"""The landing sensor: new complete packages -> partitions + one run per load ID; producer files normalized before
+and listed again changed -> a run of the source's file ledger job (`file_ledger`)."""
 from typing import NamedTuple
 
 import dagster as dg
 
 from normalization_core.api import LakenormConfig, Settling, SourceConfig, landed_packages, settling_text
+from pipeline_assets.file_ledger import changed_files_request
 from pipeline_assets.partitions import load_ids_partitions
 
 
 class Landed(NamedTuple):
-    """What a tick found: load IDs not registered yet, how many units were rejected, the files still settling."""
+    """What a tick found: load IDs not registered yet, how many units were rejected, the files still settling, the
+    normalized files listed with another size or time (`Discovery.changed`)."""
 
     new: list[str]
     rejected: int
     settling: Settling | None
+    changed: tuple = ()
 
 
 def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.DagsterInstance, log: object) -> Landed:
@@ -25,7 +29,7 @@ def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.Dags
     new = [p.load_id for p in found.packages if p.load_id not in registered]
     if new and found.settling is not None:
         log.info(f"{source.name}: {settling_text(found.settling)}")  # type: ignore[attr-defined]
-    return Landed(new, len(found.rejected), found.settling)
+    return Landed(new, len(found.rejected), found.settling, found.changed)
 
 
 def skip_reason(landed: Landed) -> str:
@@ -35,24 +39,28 @@ def skip_reason(landed: Landed) -> str:
     return reason if landed.settling is None else f"{reason}; {settling_text(landed.settling)}"
 
 
-def load_run_requests(source: SourceConfig, load_ids: list[str]) -> list[dg.RunRequest]:
-    return [dg.RunRequest(run_key=load_id, partition_key=load_id, tags={"lakenorm/source": source.name})
-            for load_id in load_ids]
+def load_run_requests(source: SourceConfig, load_ids: list[str], job_name: str | None = None) -> list[dg.RunRequest]:
+    return [dg.RunRequest(run_key=load_id, partition_key=load_id, job_name=job_name,
+                          tags={"lakenorm/source": source.name}) for load_id in load_ids]
 
 
-def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: object | None) -> dg.SensorDefinition:
+def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: object | None,
+                         ledger_job: dg.JobDefinition | None = None) -> dg.SensorDefinition:
+    """`ledger_job` (producer inputs): the file ledger job it requests when normalized files changed."""
     partitions = load_ids_partitions(source)
+    targets = [j for j in (job, ledger_job) if j is not None]
 
-    @dg.sensor(name=f"{source.name}_landing_sensor", job=job, minimum_interval_seconds=30,
+    @dg.sensor(name=f"{source.name}_landing_sensor", jobs=targets or None, minimum_interval_seconds=30,
                default_status=dg.DefaultSensorStatus.RUNNING,
                description=f"Registers complete load packages in {source.landing} and normalizes each once.")
     def landing_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         landed = new_load_ids(config, source, context.instance, context.log)
         new = landed.new
-        if not new:
+        recording = changed_files_request(source, landed.changed) if ledger_job is not None else []
+        if not new and not recording:
             return dg.SensorResult(skip_reason=skip_reason(landed), cursor=context.cursor)
-        requests = load_run_requests(source, new) if job is not None else []
-        return dg.SensorResult(run_requests=requests, cursor=new[-1],
-                               dynamic_partitions_requests=[partitions.build_add_request(new)])
+        requests = load_run_requests(source, new, job.name) if job is not None else []  # type: ignore[attr-defined]
+        return dg.SensorResult(run_requests=requests + recording, cursor=new[-1] if new else context.cursor,
+                               dynamic_partitions_requests=[partitions.build_add_request(new)] if new else [])
 
     return landing_sensor

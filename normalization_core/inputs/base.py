@@ -9,13 +9,12 @@ import hashlib
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.schema.stream_settings import StreamSettings
-from normalization_core.inputs.ledger import LedgerEntry, ledger_table, read_ledger
+from normalization_core.inputs.ledger import LedgerEntry, compare, ledger_table, read_ledger
 from normalization_core.inputs.listing import FileEntry, list_files
 from normalization_core.inputs.members import Grouping, Member
 from normalization_core.inputs.settling import settling_of, split_settled
@@ -89,19 +88,19 @@ class FileInput(InputKind):
         settled, settling = list_files(source.landing, self.suffixes), []
         if self.settles(source):
             settled, settling = split_settled(settled, source.settle_seconds, int(time.time() * 1000))
-        rejected, new = [], []
+        new, changed = [], []
         for entry in settled:
             done = ledger.get(entry.path)
             if done is None:
                 new.append(entry)
-            elif done.file != entry:
-                rejected.append(_reuploaded(done, entry))
+            elif not done.lists(entry) and (change := compare(source.landing, done, entry)) is not None:
+                changed.append(change)  # touched (same bytes: recorded, silent) or replaced (reported once)
         grouping = self.members(source, new)
         used = {e.load_id for e in ledger.values()}
         packages = [self.package(source, load_id, group) for load_id, group in _units(grouping.members, used)]
         packages.sort(key=lambda p: p.arrival_key)
         waiting = settling_of(self, source, [f for f in settling if f.path not in ledger])
-        return Discovery(tuple(packages), tuple(rejected + grouping.rejected), waiting)
+        return Discovery(tuple(packages), tuple(grouping.rejected), waiting, tuple(changed))
 
     def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
         done = [e.file.path for e in _ledger(config, source).values() if e.load_id == load_id]
@@ -119,13 +118,6 @@ class FileInput(InputKind):
 def _ledger(config: LakenormConfig, source: SourceConfig) -> dict[str, LedgerEntry]:
     path = ledger_path(config, source)
     return read_ledger(path, config.storage_options(path))
-
-
-def _reuploaded(done: LedgerEntry, entry: FileEntry) -> RejectedPackage:
-    return RejectedPackage(done.load_id, Path(entry.path), (
-        f"file {entry.path!r} was normalized in load {done.load_id!r} (size {done.file.size}) and has been "
-        f"replaced by other content (size {entry.size}); it is not read again: upload the new content under a "
-        "new file name, or run `lakenorm normalize --load-id` for that load to re-normalize it from the new file"))
 
 
 def _units(members: list[Member], used: set[str]) -> list[tuple[str, list[Member]]]:

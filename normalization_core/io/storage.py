@@ -178,6 +178,12 @@ class StorePath:
     def open_binary(self) -> IO[bytes]:
         return self.fs.open_input_stream(self.key, compression=None)
 
+    def etag(self) -> str | None:
+        """The object's ETag as the store returns it (one HEAD request), None when it gives none."""
+        with self.fs.open_input_file(self.key) as handle:
+            found = handle.metadata().get("ETag")
+        return found.decode() if found else None
+
     def read_bytes(self) -> bytes:
         with self.open_binary() as handle:
             return handle.read()

@@ -19,7 +19,7 @@ from normalization_core.dispositions import TypedCounts
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
-from normalization_core.inputs.ledger import record_files
+from normalization_core.inputs.ledger import checksums_of, record_files
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.load_packages import Discovery, LoadPackage
@@ -191,6 +191,7 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     catalog_plans = stream_plans(source)  # once per pass: `load_plans` takes them
     catalog = {s: p.schema for s, p in catalog_plans.items() if s in raw}
     dropped = {w.load_id: sorted(set(w.streams) - set(raw)) for w in wholes}
+    checksums = checksums_of(wholes)  # of producer files (the ledger's), while Spark reads them
     classified = _classified_lines(spark, source, packages, dropped)
     lines = with_parsed_records(classified, catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -207,7 +208,7 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     finally:
         lines.unpersist()
     results = [_load_result(source, p, raw, counts[p.load_id], plans, typed) for p in packages]
-    _register(spark, tables, packages, results, counts, wholes, streams)
+    _register(spark, tables, packages, results, counts, wholes, streams, checksums)
     done = {r.load_id: r for r in results}
     return [done.get(w.load_id, LoadResult(source.name, w.load_id)) for w in wholes]
 
@@ -334,7 +335,8 @@ def _write_quarantine(spark: SparkSession, tables: SourceTables, packages: list[
 
 
 def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], results: list[LoadResult],
-              counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None) -> None:
+              counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None,
+              checksums: Callable[[str], dict[str, str | None]]) -> None:
     source = tables.source
     records = with_table_versions(spark, tables, _load_records(source, packages, results, counts))
     complete, complete_records = [p.load_id for p in packages], records
@@ -348,7 +350,8 @@ def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPack
     if source_input(source).uses_ledger:  # after the registry: a crash in between re-runs the same load ID
         for package in wholes:
             if package.load_id in complete:
-                record_files(spark, ledger_path(tables.config, source), package.load_id, package.entries)
+                record_files(spark, ledger_path(tables.config, source), package.load_id, package.entries,
+                             checksums(package.load_id))
     publish_tables(spark, tables)  # (after the registry: snapshot views read the loads it completed)
 
 
