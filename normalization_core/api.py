@@ -19,13 +19,13 @@ from normalization_core.configuration.validation import config_schema, config_ya
 from normalization_core.schema.stream_settings import resolve_primary_key
 from normalization_core.dispositions import Disposition, TableCheck
 from normalization_core.errors import ConfigError, LakenormError
-from normalization_core.inputs.landing import known_streams, landed_packages
+from normalization_core.inputs.landing import known_streams, landed_packages, landed_since
 from normalization_core.inputs.settling import settling_text
 from normalization_core.io import engine
 from normalization_core.io.engine_runs import lost_engine_errors, serving
 from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.io.load_packages import Settling
+from normalization_core.io.load_packages import LoadPackage, Settling
 from normalization_core.io.maintenance import (
     logged_version_and_rows,
     maintain_tables,
@@ -78,7 +78,7 @@ __all__ = [
     "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
     "Disposition", "Settling", "SourceTables", "StreamPlan", "SystemNames", "TableCheck", "history_table",
-    "known_streams", "landed_packages",
+    "LoadPackage", "known_streams", "landed_packages", "landed_since",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
     "system_names",
     # normalizing and what it returns or registered

@@ -6,6 +6,7 @@ from pyspark.sql import functions as F
 
 from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.inputs.base import InputKind
+from normalization_core.inputs.package_listing import Done, Listing, ListingCursor, list_packages
 from normalization_core.io.load_packages import Discovery, LoadPackage, discover_packages, find_package
 from normalization_core.io.reader import read_package_lines
 from normalization_core.transform import raw as R
@@ -16,6 +17,10 @@ class ManifestPackages(InputKind):
 
     def discover(self, config: LakenormConfig, source: SourceConfig) -> Discovery:
         return discover_packages(source.landing, source.name)
+
+    def discover_since(self, config: LakenormConfig, source: SourceConfig, cursor: ListingCursor | None,
+                       done: Done, now: float) -> Listing:
+        return list_packages(source.landing, source.name, cursor, done, now)
 
     def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
         return find_package(source.landing, source.name, load_id)

@@ -19,7 +19,9 @@ from normalization_core.dispositions import TypedCounts
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
+from normalization_core.inputs.landing import listed_since_last_pass
 from normalization_core.inputs.ledger import record_files
+from normalization_core.io.compaction import compact_tables
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.load_packages import Discovery, LoadPackage
@@ -28,18 +30,19 @@ from normalization_core.io.registry import (
     LoadRecord,
     normalized_streams,
     record_dlt_loads,
+    registered_streams,
     record_loads,
 )
 from normalization_core.io.spark import small_input_conf
 from normalization_core.io.storage import Landing, StorePath
-from normalization_core.io.table_versions import tagged_commits
+from normalization_core.io.table_versions import tagged_commits, untagged_commits
 from normalization_core.passes.catalog_tables import publish_tables
 from normalization_core.passes.results import LoadResult, StreamResult
 from normalization_core.passes.snapshots import with_table_versions
 from normalization_core.passes.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
 from normalization_core.plans.load_plans import load_plans
 from normalization_core.plans.source_tables import SourceTables
-from normalization_core.plans.stream_plans import StreamPlan, stream_plans
+from normalization_core.plans.stream_plans import StreamPlan, key_ordered_tables, output_tables, stream_plans
 from normalization_core.plans.table_names import raw_tables
 from normalization_core.transform import raw as R
 from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
@@ -58,14 +61,20 @@ class _Counts:
 
 
 def pending_packages(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> Discovery:
-    """Complete packages not yet normalized, in arrival order (plus the rejected ones and the files still settling)."""
+    """Complete packages not yet normalized, in arrival order (plus the rejected ones and the files still settling):
+    the landing listed from where the last pass's listing ended (`inputs.package_listing`), the registry read for
+    the listed load IDs alone."""
     kind = source_input(source)
-    found = kind.discover(config, source)
     if kind.uses_ledger:  # the file ledger already left out what was normalized
-        return found
-    done = normalized_streams(spark, SourceTables(config, source).registry_path)  # complete: all streams registered
-    return Discovery(tuple(p for p in found.packages if not set(p.streams) <= set(done.get(p.load_id, ()))),
-                     found.rejected, found.settling)
+        return kind.discover(config, source)
+    return listed_since_last_pass(config, source, partial(_normalized, spark, SourceTables(config, source))).discovery
+
+
+def _normalized(spark: SparkSession, tables: SourceTables, packages: Sequence[LoadPackage]) -> set[str]:
+    """The load IDs of `packages` with every stream registered as normalized."""
+    path = tables.registry_path
+    registered = registered_streams(spark, path, [p.load_id for p in packages], tables.storage_options(path))
+    return {p.load_id for p in packages if set(p.streams) <= registered.get(p.load_id, set())}
 
 
 MAX_LOADS_PER_PASS = 32
@@ -136,11 +145,11 @@ def source_input_bytes(tables: SourceTables, load_ids: Sequence[str]) -> int | N
 
 def pending_input_bytes(config: LakenormConfig, source_name: str) -> int | None:
     """At most the bytes of the loads `pending_packages` will find, looked up without Spark: the complete packages
-    not in the source's file ledger (manifest packages: every one landed, normalized or not); None when one
-    cannot be sized."""
+    not in the source's file ledger (manifest packages: those the next pass's listing will read, normalized or not);
+    None when one cannot be sized."""
     source = SourceTables.of(config, source_name).source
     try:
-        found = source_input(source).discover(config, source)
+        found = listed_since_last_pass(config, source, lambda packages: set(), keep=False).discovery
     except (LakenormError, OSError):
         return None
     return _input_bytes(list(found.packages))
@@ -208,8 +217,22 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
         lines.unpersist()
     results = [_load_result(source, p, raw, counts[p.load_id], plans, typed) for p in packages]
     _register(spark, tables, packages, results, counts, wholes, streams)
+    _compact_written(spark, tables, list(raw.values()), plans)
     done = {r.load_id: r for r in results}
     return [done.get(w.load_id, LoadResult(source.name, w.load_id)) for w in wholes]
+
+
+def _compact_written(spark: SparkSession, tables: SourceTables, raw: list[str], plans: dict[str, StreamPlan]) -> None:
+    """The tables a pass wrote that hold many small files compacted (`io.compaction`), after the registry: a
+    compaction is no part of any load (its commits carry no load ID), and a load is complete without it."""
+    names = tables.names
+    key_orders = {tables.path(t): keys for plan in plans.values()
+                  for t, keys in key_ordered_tables(plan, names).items()}
+    written = [*raw, *(t for plan in plans.values() for t in output_tables(plan, names))]
+    paths = [*map(tables.path, written), tables.registry_path, tables.loads_path, tables.quarantine_path,
+             *([ledger_path(tables.config, tables.source)] if source_input(tables.source).uses_ledger else [])]
+    with untagged_commits(spark):
+        compact_tables(spark, paths, key_orders, {p: tables.storage_options(p) for p in paths})
 
 
 def _load_result(source: SourceConfig, package: LoadPackage, raw: dict[str, str], counts: _Counts,
