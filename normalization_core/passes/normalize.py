@@ -21,7 +21,6 @@ from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.landing import listed_since_last_pass
 from normalization_core.inputs.ledger import record_files
-from normalization_core.io.compaction import compact_tables
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.load_packages import Discovery, LoadPackage
@@ -35,14 +34,15 @@ from normalization_core.io.registry import (
 )
 from normalization_core.io.spark import small_input_conf
 from normalization_core.io.storage import Landing, StorePath
-from normalization_core.io.table_versions import tagged_commits, untagged_commits
+from normalization_core.io.table_versions import tagged_commits
 from normalization_core.passes.catalog_tables import publish_tables
+from normalization_core.passes.compaction import compact_written
 from normalization_core.passes.results import LoadResult, StreamResult
 from normalization_core.passes.snapshots import with_table_versions
 from normalization_core.passes.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
 from normalization_core.plans.load_plans import load_plans
 from normalization_core.plans.source_tables import SourceTables
-from normalization_core.plans.stream_plans import StreamPlan, key_ordered_tables, output_tables, stream_plans
+from normalization_core.plans.stream_plans import StreamPlan, stream_plans
 from normalization_core.plans.table_names import raw_tables
 from normalization_core.transform import raw as R
 from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
@@ -216,23 +216,10 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     finally:
         lines.unpersist()
     results = [_load_result(source, p, raw, counts[p.load_id], plans, typed) for p in packages]
-    _register(spark, tables, packages, results, counts, wholes, streams)
-    _compact_written(spark, tables, list(raw.values()), plans)
+    versions = _register(spark, tables, packages, results, counts, wholes, streams)
+    compact_written(spark, tables, list(raw.values()), plans, versions)
     done = {r.load_id: r for r in results}
     return [done.get(w.load_id, LoadResult(source.name, w.load_id)) for w in wholes]
-
-
-def _compact_written(spark: SparkSession, tables: SourceTables, raw: list[str], plans: dict[str, StreamPlan]) -> None:
-    """The tables a pass wrote that hold many small files compacted (`io.compaction`), after the registry: a
-    compaction is no part of any load (its commits carry no load ID), and a load is complete without it."""
-    names = tables.names
-    key_orders = {tables.path(t): keys for plan in plans.values()
-                  for t, keys in key_ordered_tables(plan, names).items()}
-    written = [*raw, *(t for plan in plans.values() for t in output_tables(plan, names))]
-    paths = [*map(tables.path, written), tables.registry_path, tables.loads_path, tables.quarantine_path,
-             *([ledger_path(tables.config, tables.source)] if source_input(tables.source).uses_ledger else [])]
-    with untagged_commits(spark):
-        compact_tables(spark, paths, key_orders, {p: tables.storage_options(p) for p in paths})
 
 
 def _load_result(source: SourceConfig, package: LoadPackage, raw: dict[str, str], counts: _Counts,
@@ -357,7 +344,8 @@ def _write_quarantine(spark: SparkSession, tables: SourceTables, packages: list[
 
 
 def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], results: list[LoadResult],
-              counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None) -> None:
+              counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None) -> dict[str, int]:
+    """Registry (and ledger, dlt's loads) rows of the pass's loads; the newest version the pass gave each table."""
     source = tables.source
     records = with_table_versions(spark, tables, _load_records(source, packages, results, counts))
     complete, complete_records = [p.load_id for p in packages], records
@@ -373,6 +361,11 @@ def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPack
             if package.load_id in complete:
                 record_files(spark, ledger_path(tables.config, source), package.load_id, package.entries)
     publish_tables(spark, tables)  # (after the registry: snapshot views read the loads it completed)
+    newest: dict[str, int] = {}
+    for record in records:
+        for table, version in record.table_versions.items():
+            newest[table] = max(version, newest.get(table, version))
+    return newest
 
 
 def _load_records(source: SourceConfig, packages: list[LoadPackage], results: list[LoadResult],

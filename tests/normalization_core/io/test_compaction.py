@@ -86,3 +86,21 @@ def test_compaction_beside_a_load_replacing_its_rows_loses_no_row_and_doubles_no
     expected = sorted([(i, load) for load in ("L1", "L3") for i in range(10)] + [(i, "L2") for i in range(100, 105)])
     assert rows(spark, path) == expected
     assert read_table(spark, path).where(F.col("load") == "L2").count() == 5
+
+
+def test_a_pass_looks_at_the_tables_it_committed_to_every_fifth_version_and_at_system_tables(spark, tmp_path,
+                                                                                             monkeypatch):
+    from normalization_core.configuration.config import parse_config
+    from normalization_core.passes.compaction import compact_written
+    from normalization_core.plans.source_tables import SourceTables
+
+    monkeypatch.setattr(compaction, "COMPACT_AT_FILES", 4)
+    (tmp_path / "landing").mkdir()
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "shop", "landing": "landing"}]}, base_dir=tmp_path)
+    tables = SourceTables.of(config, "shop")
+    for table in ("raw_a", "raw_b", "_norm_loads"):
+        appended_loads(spark, tables.path(table))  # 6 small files each, versions 0-2
+
+    compact_written(spark, tables, ["raw_a", "raw_b"], {}, {"raw_a": 5, "raw_b": 3})
+    assert [table_files(tables.path(t)).files for t in ("raw_a", "raw_b", "_norm_loads")] == [1, 6, 1]
+    assert rows(spark, tables.path("raw_a")) == rows(spark, tables.path("raw_b"))
