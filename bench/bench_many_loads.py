@@ -389,7 +389,7 @@ def plot(series: dict[str, list[LoadFigures]], path: Path, title: str) -> None:
     times.set_title(title, fontsize=9)
     figures = next(iter(series.values()))
     for table, role in PLOTTED_TABLES.items():
-        files.plot([f.load for f in figures], [f.files.get(table, 0) for f in figures], label=f"{table} ({role})",
+        files.plot([f.load for f in figures], [f.files.get(table, 0) for f in figures], label=f"{role}: {table}",
                    linewidth=1)
     files.set_ylabel("data files per table")
     files.set_xlabel("load number")
