@@ -86,7 +86,7 @@ def list_packages(landing: Landing, source: str, cursor: ListingCursor | None, d
     names = package_names(landing) if full or cursor is None else package_names(landing, cursor.after)
     candidates = names if full or cursor is None else sorted(set(names) | set(cursor.open))
     packages, rejected, in_flight = [], [], []
-    for name, found in zip(candidates, _read_all(landing, source, candidates)):
+    for name, found in zip(candidates, read_folders(landing, source, candidates)):
         if found is None:
             in_flight.append(name)
         elif isinstance(found, RejectedPackage):
@@ -106,7 +106,7 @@ READERS = 16
 """Manifests read side by side from an object store (each read waits on a few requests)."""
 
 
-def _read_all(landing: Landing, source: str, names: list[str]) -> list[LoadPackage | RejectedPackage | None]:
+def read_folders(landing: Landing, source: str, names: list[str]) -> list[LoadPackage | RejectedPackage | None]:
     """Each named folder's package, its rejection, or None (no manifest yet: in flight), in the order of `names`."""
     if isinstance(landing, StorePath) and len(names) > 1:
         with ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="lakenorm-listing") as pool:

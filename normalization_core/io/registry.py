@@ -135,17 +135,27 @@ def registered_streams(spark: SparkSession, path: str, load_ids: Sequence[str],
     if not load_ids:
         return {}
     try:
-        table = open_delta_table(path, storage_options)
-        if table is not None and table.protocol().reader_features:
-            raise DeltaError("reader features: deletion vectors may hide rows from delta-rs")
-        rows = [] if table is None else table.to_pyarrow_dataset().to_table(
-            columns=[C.LOADS_LOAD_ID, C.LOADS_STREAM], filter=(pc.field(C.LOADS_LOAD_ID).isin(list(load_ids)))
-            & (pc.field(C.LOADS_STATUS) == C.STATUS_NORMALIZED)).to_pylist()  # one row per (load, stream)
+        return logged_registry(path, storage_options, load_ids)
     except DeltaError:
         return {load_id: set(streams) for load_id, streams in normalized_streams(spark, path, load_ids).items()}
+
+
+def logged_registry(path: str, storage_options: dict[str, str] | None = None,
+                    load_ids: Sequence[str] | None = None) -> dict[str, set[str]]:
+    """Per load ID (of `load_ids`; None: every one), its streams registered as normalized, read by delta-rs (two
+    columns; with `load_ids`, the row groups whose statistics may hold them); a `DeltaError` when delta-rs cannot
+    read the registry exactly (reader features: deletion vectors may hide rows from it)."""
+    table = open_delta_table(path, storage_options)
+    if table is None:
+        return {}
+    if table.protocol().reader_features:
+        raise DeltaError("reader features: deletion vectors may hide rows from delta-rs")
+    normalized = pc.field(C.LOADS_STATUS) == C.STATUS_NORMALIZED
+    wanted = normalized if load_ids is None else normalized & pc.field(C.LOADS_LOAD_ID).isin(list(load_ids))
+    rows = table.to_pyarrow_dataset().to_table(columns=[C.LOADS_LOAD_ID, C.LOADS_STREAM], filter=wanted)
     found: dict[str, set[str]] = {}
-    for row in rows:
-        found.setdefault(row[C.LOADS_LOAD_ID], set()).add(row[C.LOADS_STREAM])
+    for load_id, stream in zip(*(rows.column(c).to_pylist() for c in (C.LOADS_LOAD_ID, C.LOADS_STREAM))):
+        found.setdefault(load_id, set()).add(stream)  # one row per (load, stream): metadata
     return found
 
 
