@@ -32,7 +32,7 @@ def listed_since_last_pass(config: LakenormConfig, source: SourceConfig, done: D
     location = listing_cursor_location(config, source)
     cursor = None if location is None else read_cursor(location)
     listing = source_input(source).discover_since(config, source, cursor, done, time.time())
-    if keep and location is not None and listing.cursor is not None:
+    if keep and location is not None and listing.cursor is not None and listing.cursor.tells_more_than(cursor):
         write_cursor(location, listing.cursor)
     return listing
 

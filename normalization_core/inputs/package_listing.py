@@ -44,6 +44,12 @@ class ListingCursor:
         return json.dumps({"after": self.after, "open": list(self.open), "full_at": self.full_at},
                           separators=(",", ":"))
 
+    def tells_more_than(self, other: ListingCursor | None) -> bool:
+        """Whether the next listing from this cursor would differ from one from `other` in more than names done
+        since (which `other` keeps looking at once more): a pass with nothing new need not keep it (writes nothing)."""
+        return (other is None or (self.after, self.full_at) != (other.after, other.full_at)
+                or not set(self.open) <= set(other.open))
+
     @classmethod
     def from_json(cls, text: str | None) -> ListingCursor | None:
         """The cursor `text` holds; None (a full listing follows) when it holds none: empty, another format."""

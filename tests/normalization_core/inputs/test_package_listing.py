@@ -122,6 +122,9 @@ def test_cursor_text_round_trip_and_any_other_text_means_a_full_listing(tmp_path
     assert ListingCursor.from_json(cursor.to_json()) == cursor
     for text in (None, "", "1717200000.000000", "{}", '{"after": 3, "open": [], "full_at": 0}', "[1]"):
         assert ListingCursor.from_json(text) is None
+    assert not ListingCursor("0002", (), 12.5).tells_more_than(cursor)  # "0004" done since: nothing to keep
+    assert ListingCursor("0002", ("0005",), 12.5).tells_more_than(cursor)
+    assert ListingCursor("0003", (), 12.5).tells_more_than(cursor) and cursor.tells_more_than(None)
     write_cursor(tmp_path / "wh" / "_norm_listing.json", cursor)
     assert read_cursor(tmp_path / "wh" / "_norm_listing.json") == cursor
     assert read_cursor(tmp_path / "missing.json") is None
