@@ -23,6 +23,7 @@ from normalization_core.inputs.landing import (
     keeps_file_ledger,
     known_streams,
     landed_packages,
+    landed_since,
     record_changed_files,
 )
 from normalization_core.inputs.settling import settling_text
@@ -30,7 +31,7 @@ from normalization_core.io import engine
 from normalization_core.io.engine_runs import lost_engine_errors, serving
 from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.io.load_packages import Settling
+from normalization_core.io.load_packages import LoadPackage, Settling
 from normalization_core.io.maintenance import (
     logged_version_and_rows,
     maintain_tables,
@@ -83,7 +84,7 @@ __all__ = [
     "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
     "Disposition", "Settling", "SourceTables", "StreamPlan", "SystemNames", "TableCheck", "history_table",
-    "keeps_file_ledger", "known_streams", "landed_packages", "record_changed_files",
+    "LoadPackage", "keeps_file_ledger", "known_streams", "landed_packages", "landed_since", "record_changed_files",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
     "system_names",
     # normalizing and what it returns or registered

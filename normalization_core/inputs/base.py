@@ -17,6 +17,7 @@ from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.inputs.ledger import LedgerEntry, compare, ledger_table, read_ledger
 from normalization_core.inputs.listing import FileEntry, list_files
 from normalization_core.inputs.members import Grouping, Member
+from normalization_core.inputs.package_listing import Done, Listing, ListingCursor
 from normalization_core.inputs.settling import settling_of, split_settled
 from normalization_core.io.load_packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
 from normalization_core.naming.conventions import system_names
@@ -36,6 +37,15 @@ class InputKind:
     def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
         """The unit named `load_id` (normalized before or pending), None when there is none."""
         raise NotImplementedError
+
+    def discover_since(self, config: LakenormConfig, source: SourceConfig, cursor: ListingCursor | None,
+                       done: Done, now: float) -> Listing:
+        """`discover` without the units `done` names, and the next listing's cursor: a kind that lists
+        incrementally lists what is new since `cursor`; this one lists everything and keeps no cursor."""
+        found = self.discover(config, source)
+        finished = done(found.packages) if found.packages else set()
+        pending = tuple(p for p in found.packages if p.load_id not in finished)
+        return Listing(Discovery(pending, found.rejected, found.settling), None)
 
     def classify(self, spark: SparkSession, package: LoadPackage) -> DataFrame:
         """The unit's lines, classified (`transform.raw` columns, without the load ID)."""

@@ -196,23 +196,26 @@ def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = No
                         .options(**(properties or {})).save(path), path)
 
 
-def rewrite_in_key_order(spark: SparkSession, path: str, order_by: Sequence[str]) -> None:
+def rewrite_in_key_order(spark: SparkSession, path: str, order_by: Sequence[str], files: int | None = None) -> None:
     """The table's rows written again in key order, in one commit that changes no data (`dataChange` false:
-    streaming readers of the table skip it). A commit between its read and its own is a conflict, retried."""
-    with_conflict_retry(lambda: _writer(read_table(spark, path), order_by).mode("overwrite")
+    streaming readers of the table skip it); `files`: into that many ranges of keys (None: the session's shuffle
+    partitions). A commit between its read and its own is a conflict, retried."""
+    with_conflict_retry(lambda: _writer(read_table(spark, path), order_by, ranges=files).mode("overwrite")
                         .option("dataChange", "false").save(path), path)
 
 
 def _writer(df: DataFrame, order_by: Sequence[str], counted: Observation | None = None,
-            few_rows: bool = False, count_column: str | None = None):  # -> DataFrameWriter
+            few_rows: bool = False, count_column: str | None = None,
+            ranges: int | None = None):  # -> DataFrameWriter
     """A Delta writer of `df`, counting its rows into `counted`. With `order_by`, its rows are sorted across
     files (a range of keys per task, files of at most `KEY_ORDERED_FILE_ROWS` rows), so each file's statistics
     bound a narrow range of keys; `few_rows`: `df` is known to be small, so one task sorts it all (the ranges of
     several tasks cost a Spark job of its own, sampling the keys); `count_column`: a boolean column of `df`, not
-    written, whose true rows `counted` also counts (as "marked")."""
+    written, whose true rows `counted` also counts (as "marked"); `ranges`: how many ranges of keys (files, up to
+    `KEY_ORDERED_FILE_ROWS` rows each) `order_by` makes (None: the session's shuffle partitions)."""
     if order_by:
         columns = [F.col(f"`{c}`") for c in order_by]
-        df = df.repartition(1) if few_rows else df.repartitionByRange(*columns)
+        df = df.repartition(1) if few_rows else df.repartitionByRange(*([ranges] if ranges else []), *columns)
         df = df.sortWithinPartitions(*columns)
     if counted is not None:  # after the sort: the range sampling job runs what is below it
         marked = [F.count_if(F.col(count_column)).alias("marked")] if count_column else []

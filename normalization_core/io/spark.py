@@ -356,11 +356,12 @@ def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractCo
     """
     if input_bytes is None or input_bytes >= SMALL_INPUT_BYTES:
         return nullcontext()
-    return _session_settings(spark, SMALL_INPUT_CONF)
+    return session_settings(spark, SMALL_INPUT_CONF)
 
 
 @contextmanager
-def _session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """The session's `settings` in the block, and what it had before afterwards."""
     previous = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
