@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from pyspark.sql import DataFrame, SparkSession
@@ -45,7 +46,7 @@ class InputKind:
         found = self.discover(config, source)
         finished = done(found.packages) if found.packages else set()
         pending = tuple(p for p in found.packages if p.load_id not in finished)
-        return Listing(Discovery(pending, found.rejected, found.settling), None)
+        return Listing(replace(found, packages=pending), None)
 
     def classify(self, spark: SparkSession, package: LoadPackage) -> DataFrame:
         """The unit's lines, classified (`transform.raw` columns, without the load ID)."""
