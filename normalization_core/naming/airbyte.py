@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import count
 from typing import ClassVar
 
@@ -100,10 +100,11 @@ class AirbyteNaming(NamingConvention):
         """`_airbyte_raw_<stream>`: standard naming, lower-cased, never truncated (as Airbyte's raw tables)."""
         return "_airbyte_raw_" + self._unlimited(stream)
 
-    def collision_candidates(self, original: str, name: str, normalize: Callable[[str], str]) -> Iterator[str]:
-        """`<original>_1`, `<original>_2`, ... normalized, as Airbyte names clashing columns."""
+    def collision_candidates(self, original: str, name: str, written: str) -> Iterator[str]:
+        """`<written>_1`, `<written>_2`, ... normalized, as Airbyte names clashing columns (its tables and
+        columns are named alike, so one normalizer serves both)."""
         for index in count(1):
-            yield normalize(f"{original}_{index}")
+            yield self.normalize_identifier(f"{written}_{index}")
 
     def _unlimited(self, name: str) -> str:
         return transform_standard_naming(name).lower()

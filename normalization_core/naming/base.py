@@ -4,7 +4,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import count
 from typing import ClassVar
 
@@ -90,11 +90,14 @@ class NamingConvention(ABC):
         parts = [self.normalize_path(part) for part in (parent_table, *key_path)]
         return self.shorten(self.make_path(*parts))
 
-    def collision_candidates(self, original: str, name: str, normalize: Callable[[str], str]) -> Iterator[str]:
+    def collision_candidates(self, original: str, name: str, written: str) -> Iterator[str]:
         """Names to try, in order, when `name` (normalized from `original`) is taken: `name_<tag>`.
 
+        `original` identifies the key (or table) among the others; `written` is its name as written: the
+        key, a flattened path's keys joined by the path separator, a table's stream name or joined path.
         The tag comes from `original` (then `original#1`, `original#2`, ...), so a given key always gets
-        the same name whatever else is in the batch. `normalize` is unused here; suffix conventions need it.
+        the same name whatever else is in the batch. A suffix convention suffixes `written` instead
+        (`AirbyteNaming`): `original` may be an opaque key such as the JSON text of a path.
         """
         keep = self.max_identifier_length - TAG_LENGTH - 1
         stem = name[:keep].rstrip("_")  # a cut ending in `_` must not form a `__` path separator

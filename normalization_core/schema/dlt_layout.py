@@ -28,7 +28,7 @@ class DltLayout(Layout):
     def build(self, stream: str, record: Node) -> tuple[list[TableSchema], list[CollisionDoc]]:
         self.table_names = _previous_table_names(self.previous)
         root = PendingTable("[]", self.conv.normalize_table_name(stream),
-                            new_table(None, [], [], "root", "record", 0), [], [])
+                            new_table(None, [], [], "root", "record", 0), [], [], written=stream)
         if isinstance(record, Obj):
             self._collect(root, record, [], 0)
         tables: list[TableSchema] = []
@@ -69,7 +69,8 @@ class DltLayout(Layout):
             table = new_table(parent.table["name"], path, [*parent.table["json_path"], *path], "child", element,
                               depth)
             child = PendingTable(json.dumps([json.loads(parent.identity), path]),
-                                 self.conv.child_table_name(parent.table["name"], key_path), table, [], [])
+                                 self.conv.child_table_name(parent.table["name"], key_path), table, [], [],
+                                 written=self.conv.make_path(parent.table["name"], *key_path))
             if isinstance(items, Obj):
                 self._collect(child, items, [], depth)
             elif isinstance(items, Arr) and depth + 2 <= self.max_nesting:
@@ -83,7 +84,9 @@ class DltLayout(Layout):
 
     def _name_tables(self, level: list[PendingTable]) -> None:
         proposed = {p.identity: p.proposed for p in level}
-        result = assign_names(self.conv, list(proposed), self.table_names, normalize=proposed.__getitem__)
+        written = {p.identity: p.written or p.proposed for p in level}
+        result = assign_names(self.conv, list(proposed), self.table_names, normalize=proposed.__getitem__,
+                              written=written.__getitem__)
         self.table_names = result.mapping
         self.add_collisions(None, result.collisions)
         for pending in level:
@@ -98,7 +101,7 @@ class DltLayout(Layout):
             return
         originals = {json.dumps(path): (path, node) for path, node in pending.columns}
         result = assign_names(self.conv, list(originals), self._reserved(table), normalize=self._column_name,
-                              literal=self._written_name)
+                              written=self._written_name, written_first=True)
         self.add_collisions(table["name"], result.collisions)
         table["columns"] = [self.typed_column(result.mapping[original], path, node, table)
                             for original, (path, node) in originals.items()]

@@ -42,6 +42,8 @@ class PendingTable:
     columns: list[tuple[list[str], Node]]
     children: list[tuple[list[str], Node, int]]
     """(path in the row, the node under it, depth of the child rows)."""
+    written: str = ""
+    """The table's name as written before normalizing (stream name, or parent and keys joined), if not `proposed`."""
 
 
 class Layout(ABC):
@@ -114,7 +116,7 @@ class Layout(ABC):
 
     def _struct_fields(self, obj: Obj, table: TableSchema, path: list[str]) -> list[FieldSchema]:
         originals = {json.dumps([*path, key]): (key, node) for key, node in obj.properties}
-        result = assign_names(self.conv, list(originals), normalize=self._field_name)
+        result = assign_names(self.conv, list(originals), normalize=self._field_name, written=_last_key)
         self.add_collisions(table["name"], result.collisions)
         fields = []
         for original, (key, node) in originals.items():
@@ -123,7 +125,7 @@ class Layout(ABC):
         return fields
 
     def _field_name(self, original: str) -> str:
-        return self.conv.normalize_path(json.loads(original)[-1])
+        return self.conv.normalize_path(_last_key(original))
 
 
 def new_table(parent: str | None, path: list[str], json_path: list[str], kind: TableKind, element: ElementKind,
@@ -131,6 +133,11 @@ def new_table(parent: str | None, path: list[str], json_path: list[str], kind: T
     """A table without its name and columns yet."""
     return TableSchema(name="", parent=parent, path=path, json_path=json_path, kind=kind, element=element,
                        value=element == "scalar", depth=depth, columns=[])
+
+
+def _last_key(original: str) -> str:
+    """The key of a field from its original, the JSON text of its path."""
+    return str(json.loads(original)[-1])
 
 
 def collision_doc(table: str | None, collision: NameCollision) -> CollisionDoc:
