@@ -105,6 +105,7 @@ class DltLayout(Layout):
         self.add_collisions(table["name"], result.collisions)
         table["columns"] = [self.typed_column(result.mapping[original], path, node, table)
                             for original, (path, node) in originals.items()]
+        self.record_row_key(table)
 
     def _column_name(self, original: str) -> str:
         keys = json.loads(original)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from normalization_core.naming import AirbyteNaming, NamingConvention
 from normalization_core.naming.conventions import DEFAULT_CONVENTION, convention_named
@@ -92,6 +92,8 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     for steps, kind in sorted(set(observed)):
         root.at(steps).kinds.add(kind)
     conv = chosen.naming(max_length)
+    if chosen.system_names.record_row_key:  # a record's own row key is text, whatever its values
+        steering = replace(steering, data_types={**steering.data_types, chosen.system_names.row_id(stream): "text"})
     specs = ColumnSpecs(steering, max_nesting, conv)
     record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     layout = DltLayout(conv, chosen.system_names, max_nesting, previous)  # every convention's inferred layout

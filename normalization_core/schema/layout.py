@@ -75,13 +75,31 @@ class Layout(ABC):
         self.collisions += [collision_doc(table, c) for c in collisions]
 
     def system_columns(self, table: TableSchema) -> dict[str, str]:
-        """The system columns of `table` as reserved originals for `assign_names` (never given to data)."""
+        """The system columns of `table` as reserved originals for `assign_names` (never given to data): a key
+        named as one is renamed like any colliding key, and reported (SPEC §10). A root table's row key is
+        not reserved where a record's own key sets it (`SystemNames.record_row_key`: `record_row_key`)."""
         n = self.names
         system = [n.raw_id, n.extracted_at, n.load_id, n.data, n.meta, n.normalized_at, n.list_idx, n.root_id,
-                  n.row_id(table), n.valid_from, n.valid_to, n.is_current, n.unique_key, n.unique_key_scd]
+                  n.valid_from, n.valid_to, n.is_current, n.unique_key, n.unique_key_scd, n.file, n.line,
+                  n.error, n.upstream_changes, *n.foreign_names]
         if table["parent"] is not None:
             system.append(n.parent_key(table))
+        if table["parent"] is not None or not n.record_row_key:
+            system.append(n.row_id(table))
         return {SYSTEM_PREFIX + name: name for name in system}
+
+    def record_row_key(self, table: TableSchema) -> None:
+        """Under dlt's system names, the root column named as the row key (a record's own `_dlt_id`, any case)
+        becomes the row key: named exactly so, its value's text (not empty) is the row's key (`transform.nesting`)."""
+        row_id = self.names.row_id(table)
+        if not self.names.record_row_key or table["parent"] is not None:
+            return
+        for column in table["columns"]:
+            if column["name"].lower() == row_id.lower() and len(column["path"]) == 1 and "variant_of" not in column:
+                json_text = column["logical_type"] not in LOGICAL_DATA_TYPES or column["logical_type"] == "json"
+                column.update(name=row_id, data_type="string", logical_type="json" if json_text else "string",
+                              json_text=json_text, sets_row_key=True)
+                column.pop("variants", None)
 
     def typed_column(self, name: str, path: list[str], node: Node, table: TableSchema) -> ColumnSchema:
         """The column `name` of `table` holding the values at `path` of the node's type."""

@@ -24,6 +24,9 @@ CHANGE_PREFIX, TEXT_PREFIX, OBJECT_PREFIX, KIND_PREFIX, VARIANT_PREFIX = "#c", "
 """Numbered columns of the typing projections: a change, a scalar's text, a nested object cast once, the value
 kind of a path read once and the VARIANT it is read from."""
 
+RECORD_BESIDE_KEY = "#keyed"
+"""A record kept aside while its own root row key is typed (`nesting`, child tables)."""
+
 # History of `append_dedup` streams (`scd`, `dispositions.append_dedup`)
 RECORD_HASH = "#record_hash"
 """sha256 of the record's canonical JSON."""

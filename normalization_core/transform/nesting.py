@@ -44,6 +44,7 @@ from normalization_core.transform.internal_columns import (
     OBJECT_PREFIX,
     PARENT,
     RECORD,
+    RECORD_BESIDE_KEY,
     ROOT,
     ROW,
     TEXT_PREFIX,
@@ -93,8 +94,8 @@ def typed_root(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamS
         unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(ROW).isNull(), RECORD_UNREADABLE)]
         typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
         return typed.select(
-            *_data_names(root), *keep,
-            key128(F.col(names.raw_id)).alias(names.row_id(root)),
+            *_data_names(root, with_row_key=False), *keep,
+            _row_key(root, key128(F.col(names.raw_id))).alias(names.row_id(root)),
             with_upstream_changes(F.col(META), upstream).alias(names.meta), stamp.alias(names.normalized_at), *carry,
         )
     return _by_path(parsed, build)
@@ -111,7 +112,6 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
     chain = lineage(stream_schema, table)
     if len(chain) < 2:
         raise ValueError(f"{table!r} is the root table of stream {stream_schema['stream']!r}, not a child")
-    root = F.col(root_key) if root_key else key128(F.col(names.raw_id))
     target = chain[-1]
     in_array = target["element"] != "nested_object"
     carry = [names.raw_id, names.extracted_at, names.load_id] if names.child_record_columns else [names.load_id]
@@ -119,7 +119,10 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
         (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at)]
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*carry, root.alias(ROOT), _record(tree).alias(ROW))
+        if root_key:
+            rows = records.select(*carry, F.col(root_key).alias(ROOT), _record(tree).alias(ROW))
+        else:
+            rows = _with_root_key(records, names, stream_schema, carry, tree)
         rows = rows.withColumn(KEY, F.col(ROOT))
         for parent, child in zip(chain, chain[1:]):
             rows = _explode(rows, stream_schema, parent, child, carry, tree)
@@ -190,8 +193,34 @@ def _array_in(schema: StreamSchema, parent: TableSchema, child: TableSchema, row
     return reader(row, row_level(schema, parent)).value_at(tuple(child["path"]))
 
 
-def _data_names(table: TableSchema) -> list[str]:
-    return [column["name"] for column in table["columns"]]
+def _data_names(table: TableSchema, with_row_key: bool = True) -> list[str]:
+    return [column["name"] for column in table["columns"] if with_row_key or not column.get("sets_row_key")]
+
+
+def _own_row_key(table: TableSchema) -> ColumnSchema | None:
+    """The column holding a record's own row key (`ColumnSchema.sets_row_key`), if the table has one."""
+    return next((column for column in table["columns"] if column.get("sets_row_key")), None)
+
+
+def _row_key(table: TableSchema, derived: Column) -> Column:
+    """The row key: the record's own (typed, where its text is not empty), else `derived`."""
+    own = _own_row_key(table)
+    return derived if own is None else F.coalesce(F.nullif(F.col(own["name"]), F.lit("")), derived)
+
+
+def _with_root_key(records: DataFrame, names: SystemNames, schema: StreamSchema, carry: list[str], tree: bool
+                   ) -> DataFrame:
+    """`carry`, the root row's key (`ROOT`) and the record (`ROW`): the key derived from the raw id, or the
+    record's own, typed as the root table types it (the same typing of the same parse: the same key; Spark
+    prunes the root's other typed values, which nothing reads)."""
+    root = root_table(schema)
+    derived = key128(F.col(names.raw_id))
+    if _own_row_key(root) is None:
+        return records.select(*carry, derived.alias(ROOT), _record(tree).alias(ROW))
+    keep = list(dict.fromkeys([names.raw_id, *carry, RECORD_BESIDE_KEY]))
+    rows = records.select(*keep[:-1], _record(tree).alias(ROW), _record(tree).alias(RECORD_BESIDE_KEY))
+    typed = _type_rows(rows, schema, root, keep, tree=tree)
+    return typed.select(*carry, _row_key(root, derived).alias(ROOT), F.col(RECORD_BESIDE_KEY).alias(ROW))
 
 
 @dataclass
