@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
+import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from itertools import count
@@ -15,6 +17,19 @@ TAG_LENGTH = 6
 _TAG_DIGEST_BYTES = 4
 """dlt derives 4 bytes from a 0.001 collision probability: int(3 * log2(1000) // 8) + 1."""
 _TAG_TRANSLATION = bytes.maketrans(b"/+", b"ab")
+TABLE_NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_]+")
+"""Every table name (a folder of the warehouse, a name in the catalog) is made of these only: Spark's session
+catalog refuses any other character in a table name, even quoted, and a shell needs none of them quoted."""
+
+
+def is_safe_table_name(name: str) -> bool:
+    """`name` needs no quoting as a folder, in a shell or in a catalog (`TABLE_NAME_CHARACTERS`)."""
+    return TABLE_NAME_CHARACTERS.fullmatch(name) is not None
+
+
+def strip_accents(text: str) -> str:
+    """Decompose (NFD) and drop combining marks: `àêî öÙ` -> `aei oU`."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
 def compute_tag(text: str) -> str:

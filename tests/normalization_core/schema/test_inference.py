@@ -1,6 +1,7 @@
 """Inferred schema documents (SPEC §5.2, §5.3): from (path, kind) pairs, order-free, evolution only adds."""
 from __future__ import annotations
 
+import copy
 import random
 
 from normalization_core.schema import schema_hash
@@ -155,3 +156,16 @@ def test_airbyte_suffixes_an_inferred_colliding_key_as_written():
     assert {c["name"]: sorted(c["resolved"].values()) for c in schema["collisions"]} == {
         "a_b": ["a_b", "a_b_1"], "id": ["id", "id_1"]}
     assert {c["name"]: c["resolved"] for c in schema["collisions"]}["id"] == {'["id"]': "id", '["ID"]': "id_1"}
+
+
+def test_a_table_name_no_catalog_takes_moves_when_the_stream_evolves_its_columns_keep_their_names():
+    pairs = {(steps("id"), "bigint"), (steps("Items"), "array"), (steps("Items", "[]"), "object"),
+             (steps("Items", "[]", "SKU"), "text"), (steps("Items", "[]", "sku"), "text")}
+    first = infer_schema("Orders", pairs, "direct")
+    assert [t["name"] for t in first["tables"]] == ["Orders", "Orders__Items"]
+    older = copy.deepcopy(first)  # as `direct` named child tables before: dlt's `▶`, which no catalog takes
+    older["tables"][1]["name"] = "Orders▶Items"
+    older["tables"][1]["columns"][1]["name"] = "sku_older"
+    later = evolve(older, pairs | {(steps("Items", "[]", "n"), "bigint")})
+    assert [t["name"] for t in later["tables"]] == ["Orders", "Orders__Items"]
+    assert columns(later, "Orders__Items") == [("SKU", "string"), ("sku_older", "string"), ("n", "bigint")]
