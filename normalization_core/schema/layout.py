@@ -26,6 +26,7 @@ from normalization_core.schema.model import (
     TableSchema,
     UnionVariant,
 )
+from normalization_core.transform.sql_text import field_name
 
 SYSTEM_PREFIX = "system:"
 """Prefix of the reserved originals that hold the system column names in `assign_names`."""
@@ -128,7 +129,7 @@ class Layout(ABC):
             return {"logical_type": "union", "data_type": _union_type(variants), "variants": variants}
         if isinstance(node, Obj):
             fields = self._struct_fields(node, table, path)
-            data_type = "struct<" + ",".join(f"{f['name']}:{f['data_type']}" for f in fields) + ">"
+            data_type = "struct<" + ",".join(f"{field_name(f['name'])}:{f['data_type']}" for f in fields) + ">"
             return {"logical_type": "object", "data_type": data_type, "fields": fields}
         return {"logical_type": "json", "data_type": "string"}
 
@@ -165,4 +166,4 @@ def collision_doc(table: str | None, collision: NameCollision) -> CollisionDoc:
 
 def _union_type(variants: list[UnionVariant]) -> str:
     """Spark's simple string of the disjoint record, as `DataFrame.dtypes` shows it."""
-    return "struct<type:string," + ",".join(f"{v['name']}:{v['data_type']}" for v in variants) + ">"
+    return "struct<type:string," + ",".join(f"{field_name(v['name'])}:{v['data_type']}" for v in variants) + ">"

@@ -55,7 +55,7 @@ from normalization_core.transform.keys import key128
 from normalization_core.transform.kinds import is_present, value_kind
 from normalization_core.transform.parse import ParsedRecords, ParsePath
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
-from normalization_core.transform.sql_text import is_in, not_in
+from normalization_core.transform.sql_text import col, cols, is_in, not_in
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
@@ -94,7 +94,7 @@ def typed_root(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamS
         unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(ROW).isNull(), RECORD_UNREADABLE)]
         typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
         return typed.select(
-            *_data_names(root, with_row_key=False), *keep,
+            *cols(_data_names(root, with_row_key=False)), *keep,
             _row_key(root, key128(F.col(names.raw_id))).alias(names.row_id(root)),
             with_upstream_changes(F.col(META), upstream).alias(names.meta), stamp.alias(names.normalized_at), *carry,
         )
@@ -120,7 +120,7 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
         if root_key:
-            rows = records.select(*carry, F.col(root_key).alias(ROOT), _record(tree).alias(ROW))
+            rows = records.select(*carry, col(root_key).alias(ROOT), _record(tree).alias(ROW))
         else:
             rows = _with_root_key(records, names, stream_schema, carry, tree)
         rows = rows.withColumn(KEY, F.col(ROOT))
@@ -128,7 +128,7 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
             rows = _explode(rows, stream_schema, parent, child, carry, tree)
         typed = _type_rows(rows, stream_schema, target, [*carry, KEY, PARENT, INDEX, ROOT], tree=tree)
         return typed.select(
-            *_data_names(target), *carry, F.col(KEY).alias(names.row_id(target)),
+            *cols(_data_names(target)), *carry, F.col(KEY).alias(names.row_id(target)),
             F.col(PARENT).alias(names.parent_key(target)),
             *([F.col(INDEX).cast("bigint").alias(names.list_idx)] if in_array else []),
             F.col(ROOT).alias(names.root_id), F.col(META).alias(names.meta), *stamp,
@@ -157,7 +157,7 @@ def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: 
     with `flatten` levels has one row per element of its arrays of arrays, flattened, indexed in that list.
     """
     value = _array_in(schema, parent, child, F.col(ROW), tree)
-    kept = [F.col(c) for c in carry]
+    kept = cols(carry)
     if child["element"] == "nested_object":
         exploded = rows.select(*kept, F.col(ROOT), F.col(KEY).alias(PARENT),
                                F.lit(None).cast("int").alias(INDEX), value.alias(ELEMENT))
@@ -205,7 +205,7 @@ def _own_row_key(table: TableSchema) -> ColumnSchema | None:
 def _row_key(table: TableSchema, derived: Column) -> Column:
     """The row key: the record's own (typed, where its text is not empty), else `derived`."""
     own = _own_row_key(table)
-    return derived if own is None else F.coalesce(F.nullif(F.col(own["name"]), F.lit("")), derived)
+    return derived if own is None else F.coalesce(F.nullif(col(own["name"]), F.lit("")), derived)
 
 
 def _with_root_key(records: DataFrame, names: SystemNames, schema: StreamSchema, carry: list[str], tree: bool
@@ -248,7 +248,7 @@ class _Stage:
     def add_change(self, change: Column) -> None:
         name = f"{CHANGE_PREFIX}{len(self.hidden)}"
         self.hidden.append(change.alias(name))
-        self.changes.append(F.col(name))
+        self.changes.append(col(name))
 
     def add_value(self, column: ColumnSchema, source: Column, where: str, given: Column | None = None,
                   path: tuple[str, ...] = ()) -> None:
@@ -267,7 +267,7 @@ class _Stage:
         self.hidden.append(source.alias(text))
         typed = cast_scalar(source, column["logical_type"])
         self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
-        self.changes += cast_changes(F.col(text), F.col(column["name"]), column["logical_type"], where)
+        self.changes += cast_changes(col(text), col(column["name"]), column["logical_type"], where)
 
     def _add_inferred(self, column: ColumnSchema, source: Column, where: str, path: tuple[str, ...]) -> None:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
@@ -311,7 +311,7 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
     if stage.kinds:
         rows = rows.select("*", *stage.variants).select("*", *stage.kinds)
     typed = rows.select(*keep, *stage.values, *stage.hidden)
-    return typed.select(*keep, *_data_names(table), meta_column(stage.changes).alias(META))
+    return typed.select(*keep, *cols(_data_names(table)), meta_column(stage.changes).alias(META))
 
 
 def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str]
@@ -322,7 +322,7 @@ def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, kee
     objects = {path: f"{OBJECT_PREFIX}{i}" for i, path in enumerate(level.objects())}
     element = [ELEMENT] if table["kind"] == "child" else []
     rows = rows.select(*keep, ROW, *element, *[casting.object_at(p).alias(n) for p, n in objects.items()])
-    return rows, VariantReader(F.col(ROW), level, {path: F.col(name) for path, name in objects.items()})
+    return rows, VariantReader(F.col(ROW), level, {path: col(name) for path, name in objects.items()})
 
 
 def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
