@@ -1,10 +1,11 @@
 """dlt's `direct` convention (SPEC §4.4): names kept as they are, with the fewest changes Delta needs.
 
 dlt's own rules: strip; newlines, quotes and the path separator `▶` become `_`; nesting levels are joined
-with `▶`. Delta (without column mapping) also refuses ` ,;{}()\\t=` in column names, so those become `_`
-too. A table name names a folder and a catalog table, which Spark's catalog accepts only of `[A-Za-z0-9_]`
-(even quoted): accents are stripped and every other character becomes `_`, and a child table's levels are
-joined with `__` (`folder_safe`).
+with `▶`. Delta (without column mapping) also refuses ` ,;{}()\\t=` in column names, and Arrow (delta-rs,
+polars) a NUL, so those become `_` too; every other character (a backtick, a dot, a control character,
+unicode) is written and read back by Spark, delta-rs, polars and DuckDB. A table name names a folder and a
+catalog table, which Spark's catalog accepts only of `[A-Za-z0-9_]` (even quoted): accents are stripped and
+every other character becomes `_`, and a child table's levels are joined with `__` (`folder_safe`).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ PATH_SEPARATOR = "▶"
 TABLE_PATH_SEPARATOR = "__"
 """Joins a child table's levels (`Orders__Line_Items`; dlt's `▶` is no catalog name's character)."""
 _DLT_CLEANUP = str.maketrans("\n\r'\"" + PATH_SEPARATOR, "_____")
-_DELTA_ILLEGAL = str.maketrans(" ,;{}()\t=", "_________")
+_DELTA_ILLEGAL = str.maketrans(" ,;{}()\t=\x00", "__________")  # (NUL: Arrow's, not Delta's)
 
 
 @lru_cache(maxsize=1 << 16)
