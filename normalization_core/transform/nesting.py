@@ -51,7 +51,7 @@ from normalization_core.transform.internal_columns import (
     TREE,
     VARIANT_PREFIX,
 )
-from normalization_core.transform.keys import key128
+from normalization_core.transform.keys import key128, own_row_key, row_key
 from normalization_core.transform.kinds import is_present, value_kind
 from normalization_core.transform.parse import ParsedRecords, ParsePath
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
@@ -95,7 +95,7 @@ def typed_root(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamS
         typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
         return typed.select(
             *cols(_data_names(root, with_row_key=False)), *keep,
-            _row_key(root, key128(F.col(names.raw_id))).alias(names.row_id(root)),
+            row_key(root, key128(F.col(names.raw_id))).alias(names.row_id(root)),
             with_upstream_changes(F.col(META), upstream).alias(names.meta), stamp.alias(names.normalized_at), *carry,
         )
     return _by_path(parsed, build)
@@ -197,17 +197,6 @@ def _data_names(table: TableSchema, with_row_key: bool = True) -> list[str]:
     return [column["name"] for column in table["columns"] if with_row_key or not column.get("sets_row_key")]
 
 
-def _own_row_key(table: TableSchema) -> ColumnSchema | None:
-    """The column holding a record's own row key (`ColumnSchema.sets_row_key`), if the table has one."""
-    return next((column for column in table["columns"] if column.get("sets_row_key")), None)
-
-
-def _row_key(table: TableSchema, derived: Column) -> Column:
-    """The row key: the record's own (typed, where its text is not empty), else `derived`."""
-    own = _own_row_key(table)
-    return derived if own is None else F.coalesce(F.nullif(col(own["name"]), F.lit("")), derived)
-
-
 def _with_root_key(records: DataFrame, names: SystemNames, schema: StreamSchema, carry: list[str], tree: bool
                    ) -> DataFrame:
     """`carry`, the root row's key (`ROOT`) and the record (`ROW`): the key derived from the raw id, or the
@@ -215,12 +204,12 @@ def _with_root_key(records: DataFrame, names: SystemNames, schema: StreamSchema,
     prunes the root's other typed values, which nothing reads)."""
     root = root_table(schema)
     derived = key128(F.col(names.raw_id))
-    if _own_row_key(root) is None:
+    if own_row_key(root) is None:
         return records.select(*carry, derived.alias(ROOT), _record(tree).alias(ROW))
     keep = list(dict.fromkeys([names.raw_id, *carry, RECORD_BESIDE_KEY]))
     rows = records.select(*keep[:-1], _record(tree).alias(ROW), _record(tree).alias(RECORD_BESIDE_KEY))
     typed = _type_rows(rows, schema, root, keep, tree=tree)
-    return typed.select(*carry, _row_key(root, derived).alias(ROOT), F.col(RECORD_BESIDE_KEY).alias(ROW))
+    return typed.select(*carry, row_key(root, derived).alias(ROOT), F.col(RECORD_BESIDE_KEY).alias(ROW))
 
 
 @dataclass
