@@ -91,10 +91,14 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
 
 
 def name_collisions(plan: StreamPlan, table: str) -> dict:
-    """`name_collisions`: the table-name collisions (SPEC §4) that gave `table` its name, if any."""
-    found = [dict(c["resolved"]) for c in plan.schema["collisions"]
-             if c["table"] is None and table in c["resolved"].values()]
-    return {"name_collisions": found} if found else {}
+    """`name_collisions`: the table-name collisions (SPEC §4) that gave `table` its name; `column_collisions`:
+    those of its columns (keys that normalized to one name, or to a system column's), each as the names its
+    keys got; only those there are."""
+    collisions = plan.schema["collisions"]
+    found = {"name_collisions": [dict(c["resolved"]) for c in collisions
+                                 if c["table"] is None and table in c["resolved"].values()],
+             "column_collisions": [dict(c["resolved"]) for c in collisions if c["table"] == table]}
+    return {key: value for key, value in found.items() if value}
 
 
 def _history_spec(source: SourceConfig, plan: StreamPlan, table: str, raw: dg.AssetSpec) -> dg.AssetSpec:

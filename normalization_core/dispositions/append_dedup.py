@@ -51,6 +51,7 @@ from normalization_core.transform.discard import (
 from normalization_core.transform.internal_columns import DELETE, RECOMPUTED, RECORD_HASH, VERSION
 from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
+from normalization_core.transform.sql_text import col
 from normalization_core.transform.scd import (
     KeyRange,
     ScdColumns,
@@ -200,7 +201,8 @@ def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, hi
     """The touched keys, their range in the stream's tables (kept in key order) and count, counted while
     materializing them: no job of their own."""
     versions = Observation()
-    keys = incoming.observe(versions, F.count(F.lit(1)).alias("versions")).select(*cols.keys).distinct()
+    keys = (incoming.observe(versions, F.count(F.lit(1)).alias("versions"))
+            .select(*[col(k) for k in cols.keys]).distinct())
     bounds = key_bounds(keys, cols) if is_delta_table(spark, history_path) else None
     if bounds is None:
         return TouchedKeys(materialized(keys), None, None, None)
@@ -290,7 +292,7 @@ class _KeyRangeWrites(_StreamWrites):
             if not is_delta_table(self.spark, self.current_path):  # (the whole table, when there is none)
                 history = read_table(self.spark, self.history_path)
             current = history.where(F.col(self.names.is_current))
-            return current.select(*current_columns(self.names, history.columns))
+            return current.select(*[col(c) for c in current_columns(self.names, history.columns)])
 
         replace_slice(self.spark, self.current_path, current_slice, self.touched.range.predicate(), self.props,
                       self.cols.keys, reads=self.history_path,
@@ -334,7 +336,8 @@ def rebuild_dedup_tables(spark: SparkSession, source_tables: TablesOfSource, pla
     try:
         replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props, order_by=keys)
         history = read_table(spark, paths[names.history_table(root)])
-        current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
+        current = (history.where(F.col(names.is_current))
+                   .select(*[col(c) for c in current_columns(names, history.columns)]))
         writes = [partial(replace_all, current, paths[root], props, order_by=keys)]
         versioned = _with_version(parsed, _version_ids(history, names, root_table(plan.schema)), names)
         writes += [partial(replace_all, rows, paths[c], props)
@@ -380,7 +383,7 @@ def _versions(parsed: ParsedRecords, names: SystemNames, schema: StreamSchema, c
 
 
 def _version_ids(history: DataFrame, names: SystemNames, root: TableSchema) -> DataFrame:
-    return history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(VERSION))
+    return history.select(F.col(names.raw_id), col(names.row_id(root)).alias(VERSION))
 
 
 def _with_version(parsed: ParsedRecords, versions: DataFrame, names: SystemNames) -> ParsedRecords:

@@ -16,10 +16,10 @@ from normalization_core.io.delta import (
     is_delta_table,
     read_table,
     rewrite_in_key_order,
-    table_ref,
     with_conflict_retry,
 )
 from normalization_core.io.storage import open_delta_table
+from normalization_core.transform.sql_text import table_ref
 
 
 def table_row_count(spark: SparkSession, path: str) -> int:

@@ -18,10 +18,11 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
-from normalization_core.io.delta import in_list, is_delta_table, read_table, replace_where
+from normalization_core.io.delta import is_delta_table, read_table, replace_where
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.local_rows import local_rows
 from normalization_core.io.storage import open_delta_table
+from normalization_core.transform.sql_text import in_list
 
 REGISTRY_SCHEMA = T.StructType([
     T.StructField(C.LOADS_SOURCE, T.StringType()),

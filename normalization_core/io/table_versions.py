@@ -16,7 +16,7 @@ from deltalake.exceptions import DeltaError
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from normalization_core.io.delta import table_ref
+from normalization_core.transform.sql_text import table_ref
 from normalization_core.io.storage import is_uri, open_delta_table
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -100,7 +100,7 @@ def _history(spark: SparkSession, path: str, storage_options: dict[str, str] | N
             return [(int(c["version"]), c.get("userMetadata")) for c in table.history(depth)
                     if c.get("version") is not None]
     try:
-        rows = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT {depth}").select(
+        rows = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT {int(depth)}").select(
             "version", "userMetadata").collect()  # commit metadata, not data
     except AnalysisException:
         return []
