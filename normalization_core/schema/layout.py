@@ -26,7 +26,7 @@ from normalization_core.schema.model import (
     TableSchema,
     UnionVariant,
 )
-from normalization_core.transform.sql_text import field_name
+from normalization_core.naming.quoting import field_name
 
 SYSTEM_PREFIX = "system:"
 """Prefix of the reserved originals that hold the system column names in `assign_names`."""

@@ -1,7 +1,7 @@
 """How names and texts reach Spark: the one quoting function for identifiers, and the expressions written as SQL.
 
 Every identifier that comes from data or configuration (a column, a table path, a schema) reaches Spark through
-`column_name` (backticks, a backtick doubled), also as a Column (`col`): `F.col("a.b")` is a struct access and
+`column_name` (`naming/quoting.py`: backticks, a backtick doubled), also as a Column (`col`): `F.col("a.b")` is a struct access and
 `F.col("a`b")` a syntax error, `col("a.b")` the column named `a.b`. `tests/normalization_core/test_quoted_names.py`
 scans the library for names that reach Spark any other way.
 
@@ -11,21 +11,17 @@ thousands of them, most of a small load's driver time. `F.expr` of any size is t
 either locally)."""
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from normalization_core.naming.quoting import column_name, field_name  # noqa: F401 (the quoting, re-exported)
+
 
 def string_literal(text: str) -> str:
     """`text` as a SQL string literal (Spark unescapes backslashes in literals)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def column_name(name: str) -> str:
-    """An identifier (a column, a schema, a table, a table's path), quoted: the one quoting function."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def col(name: str) -> Column:
@@ -46,14 +42,6 @@ def table_ref(path: str) -> str:
 def in_list(name: str, values: Sequence[str]) -> str:
     """`<name> IN (...)` with the values as SQL string literals."""
     return f"{column_name(name)} IN ({', '.join(string_literal(v) for v in values)})"
-
-
-_PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def field_name(name: str) -> str:
-    """A struct field's name in a type string (`struct<name:type>`): as Spark prints a plain one, else quoted."""
-    return name if _PLAIN_FIELD.fullmatch(name) else column_name(name)
 
 
 def text_map(table: Mapping[str, str]) -> str:
