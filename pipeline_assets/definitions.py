@@ -1,6 +1,8 @@
-"""The code location: Definitions merged from the per-source factories."""
+"""The code location: Definitions merged from the per-source factories (the plain-Python way; the Dagster
+Component is `pipeline_assets.component.LakenormComponent`)."""
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import dagster as dg
@@ -8,18 +10,37 @@ import dagster as dg
 from normalization_core.api import LakenormConfig, load_config
 from pipeline_assets.factories import build_source_definitions
 from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.specs import spec_tables, unique_keys
+from pipeline_assets.translator import LakenormTranslator
 
 DEMO_CONFIG = Path(".lakenorm") / "lakenorm.yaml"
 
 
-def build_definitions(config: LakenormConfig) -> dg.Definitions:
-    per_source = [build_source_definitions(config, source) for source in config.sources]
-    # Steps run in the run's own process: each job is one step (a source's tables are one multi-asset), and a
-    # step process of its own would import and load the code location again (~5 s) before starting its JVM.
-    # A selection of several sources' assets shares the run's one Spark session instead of a JVM per step.
-    shared = dg.Definitions(resources={"spark": SparkSessionResource(spark_conf=config.spark)},
-                            executor=dg.in_process_executor)
-    return dg.Definitions.merge(*per_source, shared)
+def lakenorm_definitions(config: LakenormConfig, translator: LakenormTranslator | None = None) -> dg.Definitions:
+    """Every source's assets (as `translator` makes them), checks, jobs, sensors and schedules, and the `spark`
+    resource; no executor, so that it merges into a project that has its own (lakenorm's jobs name theirs)."""
+    per_source = [build_source_definitions(config, source, translator) for source in config.sources]
+    unique_keys(spec_tables(spec for d in per_source for assets in d.assets or () for spec in assets.specs))
+    return dg.Definitions.merge(*per_source, dg.Definitions(resources={"spark": spark_resource(config.spark)}))
+
+
+def build_definitions(config: LakenormConfig, translator: LakenormTranslator | None = None) -> dg.Definitions:
+    """lakenorm's code location: `lakenorm_definitions`, every run's steps in the run's own process."""
+    # Each job is one step (a source's tables are one multi-asset), and a step process of its own would import and
+    # load the code location again (~5 s) before starting its JVM. A selection of several sources' assets shares
+    # the run's one Spark session instead of a JVM per step.
+    return dg.Definitions.merge(lakenorm_definitions(config, translator),
+                                dg.Definitions(executor=dg.in_process_executor))
+
+
+def spark_resource(spark_conf: dict[str, str]) -> SparkSessionResource:
+    """One resource object per Spark configuration: Definitions built twice from one configuration merge."""
+    return _spark_resource(tuple(sorted(spark_conf.items())))
+
+
+@cache
+def _spark_resource(conf: tuple[tuple[str, str], ...]) -> SparkSessionResource:
+    return SparkSessionResource(spark_conf=dict(conf))
 
 
 @dg.definitions
