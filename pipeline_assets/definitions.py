@@ -7,7 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.api import LakenormConfig, load_config
+from normalization_core.api import LakenormConfig, SourceConfig, SourceTables, known_streams, load_config, stream_plans
 from pipeline_assets.factories import build_source_definitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.specs import spec_tables, unique_keys
@@ -19,9 +19,27 @@ DEMO_CONFIG = Path(".lakenorm") / "lakenorm.yaml"
 def lakenorm_definitions(config: LakenormConfig, translator: LakenormTranslator | None = None) -> dg.Definitions:
     """Every source's assets (as `translator` makes them), checks, jobs, sensors and schedules, and the `spark`
     resource; no executor, so that it merges into a project that has its own (lakenorm's jobs name theirs)."""
-    per_source = [build_source_definitions(config, source, translator) for source in config.sources]
+    per_source = [source_definitions(config, source, translator) for source in config.sources]
     unique_keys(spec_tables(spec for d in per_source for assets in d.assets or () for spec in assets.specs))
     return dg.Definitions.merge(*per_source, dg.Definitions(resources={"spark": spark_resource(config.spark)}))
+
+
+def source_definitions(config: LakenormConfig, source: SourceConfig, translator: LakenormTranslator | None
+                       ) -> dg.Definitions:
+    """`build_source_definitions`, or the ones last built for the source when what they are built from is equal
+    (the configuration, the source's streams and plans, the translator): Dagster builds a code location's
+    definitions twice when it loads it (to find them, then its repository), and a large one costs seconds."""
+    streams = known_streams(config, source)
+    plans = stream_plans(source, stored_in=SourceTables(config, source)) if streams else {}
+    inputs = (config, streams, plans, translator)
+    last = _BUILT.get(source.name)
+    if last is None or last[0] != inputs:
+        last = _BUILT[source.name] = inputs, build_source_definitions(config, source, translator, streams, plans)
+    return last[1]
+
+
+_BUILT: dict[str, tuple[tuple, dg.Definitions]] = {}
+"""Per source name, what its Definitions were last built from, and them."""
 
 
 def build_definitions(config: LakenormConfig, translator: LakenormTranslator | None = None) -> dg.Definitions:

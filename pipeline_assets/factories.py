@@ -147,16 +147,18 @@ def source_job_name(source: SourceConfig) -> str:
     return f"{source.name}_normalize"
 
 
-def build_source_definitions(config: LakenormConfig, source: SourceConfig,
-                             translator: LakenormTranslator | None = None) -> dg.Definitions:
+def build_source_definitions(config: LakenormConfig, source: SourceConfig, translator: LakenormTranslator | None = None,
+                             streams: list[str] | None = None, plans: dict[str, StreamPlan] | None = None
+                             ) -> dg.Definitions:
     """Everything of one source: its assets (as `translator` makes them), the job that normalizes a load, the
     landing sensor, the rebuild, observe and maintenance jobs and the schedules. Each job runs its one step in
-    the run's process (a step process of its own would load the code location again before its JVM)."""
-    streams = known_streams(config, source)
+    the run's process (a step process of its own would load the code location again before its JVM).
+    `streams`, `plans`: the source's `known_streams` and `stream_plans`, when the caller has them."""
+    streams = known_streams(config, source) if streams is None else streams
     if not streams:
         return dg.Definitions(sensors=[build_landing_sensor(config, source, job=None)])
     tables = SourceTables(config, source)
-    plans = stream_plans(source, stored_in=tables)
+    plans = stream_plans(source, stored_in=tables) if plans is None else plans
     assets = build_source_assets(config, source, streams, plans, translator)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(assets),
                               executor_def=dg.in_process_executor,

@@ -40,9 +40,9 @@ def stream_asset_specs(tables: SourceTables, streams: list[str], plans: dict[str
                   ) -> dg.AssetSpec:
         props = LakenormTableProps(source.name, stream, table, kind, tables.path(table), source, plans.get(stream),
                                    parent, tuple(deps))
-        spec = owned(translator.get_asset_spec(props), props)
+        spec = owned(translator.get_asset_spec(props), props, partitions_def=partitions, skippable=True)
         keys[table] = spec.key
-        return spec.replace_attributes(partitions_def=partitions, skippable=True)
+        return spec
 
     raw = {s: translate(s, tables.raw_table(s), "raw", None, map(dg.AssetKey, stream_upstream(source, s)))
            for s in streams}
@@ -75,11 +75,13 @@ def system_asset_specs(tables: SourceTables, translator: LakenormTranslator | No
     return specs
 
 
-def owned(spec: dg.AssetSpec, props: LakenormTableProps) -> dg.AssetSpec:
-    """What the factories need whatever the translator said: the parent table's dep (a typed table), and the
-    `lakenorm/source` / `lakenorm/table` metadata by which a run finds its tables' assets."""
+def owned(spec: dg.AssetSpec, props: LakenormTableProps, **attributes) -> dg.AssetSpec:
+    """What the factories need whatever the translator said: the parent table's dep (a typed table), the
+    `lakenorm/source` / `lakenorm/table` metadata by which a run finds its tables' assets, and `attributes`
+    (one new spec: each costs Dagster's validation, thousands of times in a large code location)."""
     missing = [key for key in (props.deps if props.parent else ()) if key not in {d.asset_key for d in spec.deps}]
-    return spec.merge_attributes(deps=missing, metadata={"lakenorm/source": props.source, "lakenorm/table": props.table})
+    metadata = {**spec.metadata, "lakenorm/source": props.source, "lakenorm/table": props.table}
+    return spec.replace_attributes(deps=[*spec.deps, *missing], metadata=metadata, **attributes)
 
 
 def unique_keys(tables: Iterable[tuple[dg.AssetKey, str]]) -> None:

@@ -69,7 +69,15 @@ class LakenormTranslator:
     (table name, schema), deps `props.deps`."""
 
     def get_asset_spec(self, props: LakenormTableProps) -> dg.AssetSpec:
-        return DEFAULT_SPECS[props.kind](props)
+        return dg.AssetSpec(**default_spec_attributes(props))
+
+    def __eq__(self, other: object) -> bool:
+        """Translators of one class with equal attributes translate alike (a code location loaded again with
+        an equal translator and configuration reuses its Definitions)."""
+        return type(self) is type(other) and vars(self) == vars(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
 
 
 @dataclass(frozen=True)
@@ -89,9 +97,15 @@ def _common(props: LakenormTableProps) -> dict:
             "kinds": {"spark", "delta"}, "skippable": True}
 
 
-def _raw_spec(props: LakenormTableProps) -> dg.AssetSpec:
+def default_spec_attributes(props: LakenormTableProps) -> dict:
+    """The default spec of a table as `AssetSpec` arguments (to change some before the spec is made: each spec
+    costs Dagster's validation, thousands of times in a large code location)."""
+    return DEFAULT_SPECS[props.kind](props)
+
+
+def _raw_spec(props: LakenormTableProps) -> dict:
     source, plan, stream = props.source_config, props.stream_plan, props.stream or ""
-    return dg.AssetSpec(
+    return dict(
         **_common(props), description=raw_description(source, stream, plan), tags=stream_tags(source, plan, "raw"),
         metadata={"dagster/table_name": catalog_table_name(source, props.table), "dagster/uri": props.location,
                   "dagster/column_schema": _raw_columns(source.convention), "stream": stream})
@@ -102,7 +116,7 @@ def _raw_columns(convention: str) -> dg.TableSchema:
     return column_schema(spark_columns(raw_schema(system_names(convention))))
 
 
-def _typed_spec(props: LakenormTableProps) -> dg.AssetSpec:
+def _typed_spec(props: LakenormTableProps) -> dict:
     """A root, current or child table: its document's columns; a history table: its root's."""
     source, plan = props.source_config, props.stream_plan
     assert plan is not None  # typed tables come from a plan
@@ -112,17 +126,17 @@ def _typed_spec(props: LakenormTableProps) -> dg.AssetSpec:
         doc = find_table(plan.schema, props.table)
         description = typed_description(source, plan, props.table, props.parent or "")
     collisions = {} if props.kind == "history" else name_collisions(plan, props.table)
-    return dg.AssetSpec(
+    return dict(
         **_common(props), description=description, tags=stream_tags(source, plan, LAYERS[props.kind]),
         metadata={"dagster/table_name": catalog_table_name(source, props.table),
                   "dagster/column_schema": column_schema(document_columns(doc)),
                   "stream": plan.settings.name, "write_disposition": plan.disposition.name, **collisions})
 
 
-def _system_spec(props: LakenormTableProps) -> dg.AssetSpec:
+def _system_spec(props: LakenormTableProps) -> dict:
     source = props.source_config
-    return dg.AssetSpec(
-        [props.source, props.table], group_name=props.source, deps=props.deps, kinds={"delta"},
+    return dict(
+        key=[props.source, props.table], group_name=props.source, deps=props.deps, kinds={"delta"},
         description=system_descriptions(system_names(source.convention)).get(props.table),
         metadata={"dagster/table_name": catalog_table_name(source, props.table), "dagster/uri": props.location})
 
@@ -134,6 +148,6 @@ def name_collisions(plan: StreamPlan, table: str) -> dict:
     return {"name_collisions": found} if found else {}
 
 
-DEFAULT_SPECS: dict[str, Callable[[LakenormTableProps], dg.AssetSpec]] = {
+DEFAULT_SPECS: dict[str, Callable[[LakenormTableProps], dict]] = {
     "raw": _raw_spec, "root": _typed_spec, "current": _typed_spec, "history": _typed_spec, "child": _typed_spec,
     "system": _system_spec}
