@@ -18,7 +18,7 @@ from dagster.components.utils.translation import TranslationFn, TranslationFnRes
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from normalization_core.api import load_config
-from pipeline_assets.definitions import DEMO_CONFIG, lakenorm_definitions
+from pipeline_assets.definitions import DEMO_CONFIG, build_definitions
 from pipeline_assets.translator import LakenormTableProps, LakenormTranslator, default_spec_attributes
 
 
@@ -83,7 +83,7 @@ class LakenormComponent(dg.Component, dg.Resolvable, dg.Model):
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         config = load_config(self.config_path(context), fallbacks=[DEMO_CONFIG])
-        return lakenorm_definitions(config, ComponentTranslator(self))
+        return build_definitions(config, ComponentTranslator(self), executor=None)  # the project's own
 
 
 class ComponentTranslator(LakenormTranslator):

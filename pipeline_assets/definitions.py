@@ -16,14 +16,6 @@ from pipeline_assets.translator import LakenormTranslator
 DEMO_CONFIG = Path(".lakenorm") / "lakenorm.yaml"
 
 
-def lakenorm_definitions(config: LakenormConfig, translator: LakenormTranslator | None = None) -> dg.Definitions:
-    """Every source's assets (as `translator` makes them), checks, jobs, sensors and schedules, and the `spark`
-    resource; no executor, so that it merges into a project that has its own (lakenorm's jobs name theirs)."""
-    per_source = [source_definitions(config, source, translator) for source in config.sources]
-    unique_keys(spec_tables(spec for d in per_source for assets in d.assets or () for spec in assets.specs))
-    return dg.Definitions.merge(*per_source, dg.Definitions(resources={"spark": spark_resource(config.spark)}))
-
-
 def source_definitions(config: LakenormConfig, source: SourceConfig, translator: LakenormTranslator | None
                        ) -> dg.Definitions:
     """`build_source_definitions`, or the ones last built for the source when what they are built from is equal
@@ -42,13 +34,18 @@ _BUILT: dict[str, tuple[tuple, dg.Definitions]] = {}
 """Per source name, what its Definitions were last built from, and them."""
 
 
-def build_definitions(config: LakenormConfig, translator: LakenormTranslator | None = None) -> dg.Definitions:
-    """lakenorm's code location: `lakenorm_definitions`, every run's steps in the run's own process."""
-    # Each job is one step (a source's tables are one multi-asset), and a step process of its own would import and
-    # load the code location again (~5 s) before starting its JVM. A selection of several sources' assets shares
-    # the run's one Spark session instead of a JVM per step.
-    return dg.Definitions.merge(lakenorm_definitions(config, translator),
-                                dg.Definitions(executor=dg.in_process_executor))
+def build_definitions(config: LakenormConfig, translator: LakenormTranslator | None = None,
+                      executor: dg.ExecutorDefinition | None = dg.in_process_executor) -> dg.Definitions:
+    """Every source's assets (as `translator` makes them), checks, jobs, sensors and schedules, and the `spark`
+    resource. `executor`: of runs that select assets outside lakenorm's jobs (which name their own); None to
+    merge into a project that has its own."""
+    per_source = [source_definitions(config, source, translator) for source in config.sources]
+    unique_keys(spec_tables(spec for d in per_source for assets in d.assets or () for spec in assets.specs))
+    # In-process by default: each job is one step (a source's tables are one multi-asset), and a step process of
+    # its own would import and load the code location again (~5 s) before starting its JVM. A selection of
+    # several sources' assets shares the run's one Spark session instead of a JVM per step.
+    return dg.Definitions.merge(*per_source, dg.Definitions(resources={"spark": spark_resource(config.spark)},
+                                                            executor=executor))
 
 
 def spark_resource(spark_conf: dict[str, str]) -> SparkSessionResource:

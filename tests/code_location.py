@@ -9,7 +9,7 @@ from pathlib import Path
 
 LOAD_CODE_LOCATION = """
 import json, os, pyspark
-from pipeline_assets.definitions import defs
+from {module} import defs
 keys = [k.to_user_string() for k in defs().resolve_all_asset_keys()]
 
 def descendants(pid):
@@ -33,12 +33,16 @@ print(json.dumps({"gateway": pyspark.SparkContext._gateway is not None,
 """
 
 
-def loaded_without_a_jvm(config: Path) -> set[str]:
+def loaded_without_a_jvm(config: Path, module: str = "pipeline_assets.definitions", path: Path | None = None
+                         ) -> set[str]:
     """The code location's asset keys, loaded in a fresh process that starts no JVM: no Spark gateway or
-    context, no child process at all (a JVM would be one)."""
+    context, no child process at all (a JVM would be one). `module`: the code location's (its `defs`), found
+    also in `path`."""
     env = {**os.environ, "LAKENORM_CONFIG": str(config)}
-    done = subprocess.run([sys.executable, "-c", LOAD_CODE_LOCATION], env=env, capture_output=True, text=True,
-                          timeout=300)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", LOAD_CODE_LOCATION.replace("{module}", module)], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert (loaded["gateway"], loaded["context"], loaded["children"]) == (False, False, []), loaded
