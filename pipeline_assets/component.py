@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import dagster as dg
-from dagster.components.utils.translation import TranslationFn, TranslationFnResolver
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from normalization_core.api import load_config
 from pipeline_assets.definitions import DEMO_CONFIG, build_definitions
+from pipeline_assets.translation import TRANSLATION_RESOLVER, Translation
 from pipeline_assets.translator import LakenormTableProps, LakenormTranslator, default_spec_attributes
 
 
@@ -47,10 +47,7 @@ class LakenormComponent(dg.Component, dg.Resolvable, dg.Model):
         model_field_type=str | None,  # a template: "{{ dg.AutomationCondition.eager() }}"
         description="Declarative Automation of every stream table.",
         examples=["{{ dg.AutomationCondition.eager() }}"])] = None
-    translation: Annotated[
-        TranslationFn[LakenormTableProps] | None,
-        TranslationFnResolver[LakenormTableProps](lambda props: {"props": props}),
-    ] = None
+    translation: Annotated[Translation | None, TRANSLATION_RESOLVER] = None
     """AssetSpec attributes per table, templated with `{{ props.source }}`, `{{ props.stream }}`,
     `{{ props.table }}`, `{{ props.kind }}`, `{{ props.location }}` and `{{ spec }}` (the spec so far)."""
 

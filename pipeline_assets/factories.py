@@ -64,12 +64,12 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
             if per_load is not None and spec.key in context.selected_asset_keys:
                 path = tables.raw_path(stream)
                 state = table_state(spark.spark, path, tables.storage_options(path))
-                yield materialize_per_load(context, spec.key, per_load, state, versions, tables.raw_table(stream))
+                yield materialize_per_load(context, spec.key, per_load, state, versions, table=tables.raw_table(stream))
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
             if per_load is not None and spec.key in context.selected_asset_keys:
                 state = typed_table_metadata(spark.spark, tables, plans[stream], table, keys)
-                yield materialize_per_load(context, spec.key, per_load, state, versions, table)
+                yield materialize_per_load(context, spec.key, per_load, state, versions, table=table)
         for result in check_results(spark.spark, tables, plans, results, keys):
             if dg.AssetCheckKey(result.asset_key, result.check_name) in context.selected_asset_check_keys:
                 yield result
@@ -130,14 +130,14 @@ def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: Stream
 
 
 def materialize_per_load(context: dg.AssetExecutionContext, key: dg.AssetKey, per_load: dict[str, dict],
-                         table_wide: dict, versions: dict[str, dict[str, int]] | None = None,
-                         table: str | None = None) -> dg.MaterializeResult:
+                         table_wide: dict, versions: dict[str, dict[str, int]] | None = None, *,
+                         table: str) -> dg.MaterializeResult:
     """One materialization per partition of the run: each load's own counts (partition-scoped
     metadata), plus what describes the whole table after the run (row count, schema, lineage).
     `versions`: per load, the Delta version its commit gave each table (`delta_version` of the partition);
     `table`: the asset's table (its key may be a translator's)."""
     for load_id, counts in per_load.items():
-        version = (versions or {}).get(load_id, {}).get(table or key.path[-1])
+        version = (versions or {}).get(load_id, {}).get(table)
         counts = counts if version is None else {**counts, "delta_version": version}
         context.add_asset_metadata(counts, asset_key=key, partition_key=load_id)
     return dg.MaterializeResult(asset_key=key, metadata=table_wide)

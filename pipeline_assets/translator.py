@@ -74,7 +74,7 @@ class LakenormTranslator:
     def __eq__(self, other: object) -> bool:
         """Translators of one class with equal attributes translate alike (a code location loaded again with
         an equal translator and configuration reuses its Definitions)."""
-        return type(self) is type(other) and vars(self) == vars(other)
+        return type(self) is type(other) and getattr(self, "__dict__", None) == getattr(other, "__dict__", None)
 
     def __hash__(self) -> int:
         return hash(type(self))

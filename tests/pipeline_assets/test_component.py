@@ -12,9 +12,14 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
+from dagster.components.resolved.context import ResolutionContext
+from dagster.components.resolved.core_models import AssetAttributesModel
+from dagster.components.utils.translation import TranslatorResolvingInfo
 
 from lakenorm_app.samples import write_catalog
-from normalization_core.api import config_yaml
+from normalization_core.api import SourceTables, config_yaml, load_config, stream_plans
+from pipeline_assets.component import LakenormComponent
+from pipeline_assets.translator import LakenormTableProps, LakenormTranslator
 from tests.code_location import loaded_without_a_jvm
 
 ROOT = Path(__file__).parents[2]
@@ -80,6 +85,27 @@ def test_a_defs_yaml_puts_the_tables_under_the_projects_keys_groups_owners_tags_
     assert {j.name for j in defs.resolve_all_job_defs()} >= {"shop_normalize", "shop_rebuild", "shop_maintenance",
                                                              "shop_observe_system_tables"}
     assert defs.resolve_sensor_def("shop_landing_sensor").job_name == "shop_normalize"
+
+
+def test_a_translation_block_is_applied_as_dagsters_components_apply_theirs(tmp_path):
+    """Resolved once per distinct rendering of its templates (Dagster resolves it for each table), the same specs."""
+    block = {"key_prefix": "lake", "group_name": "{{ props.source }}_{{ props.kind }}", "owners": ["team:data"],
+             "tags": {"stream": "{{ props.stream }}"}, "metadata": {"table": "{{ props.table }}"},
+             "kinds": ["lakenorm"], "description": "{{ spec.description[:9] }}", "code_version": "3"}
+    translation = LakenormComponent.resolve_from_dict({"translation": block}).translation
+    dagster = TranslatorResolvingInfo(asset_attributes=AssetAttributesModel(**block), model_key="translation",
+                                      resolution_context=ResolutionContext.default())
+    config = load_config(write_shop(tmp_path))
+    source = config.source("shop")
+    tables, plans = SourceTables(config, source), stream_plans(source)
+    tried = [("orders", "_norm_raw_orders", "raw", None), ("orders", "orders", "current", "orders_scd"),
+             ("events", "events", "root", "_norm_raw_events"), ("orders", "_norm_raw_orders", "raw", None),
+             (None, "_norm_loads", "system", None)]
+    for stream, table, kind, parent in tried:
+        props = LakenormTableProps("shop", stream, table, kind, tables.path(table), source, plans.get(stream), parent)
+        spec = LakenormTranslator().get_asset_spec(props)
+        assert translation(spec, props) == dagster.get_asset_spec(spec, {"props": props, "spec": spec})
+    assert translation(spec, props).key == dg.AssetKey(["lake", "shop", "_norm_loads"])
 
 
 @pytest.mark.slow
