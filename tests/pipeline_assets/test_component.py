@@ -1,6 +1,6 @@
 """lakenorm as a Dagster Component (SPEC §8): a `defs.yaml` in a project's `defs/` folder, loaded with
-`dg.load_from_defs_folder` (no `dg` command); the demo's code location is such a project. Neither starts a JVM,
-and `dagster definitions validate` passes for it and for the plain-Python location."""
+`dg.load_from_defs_folder` (no `dg` command); the demo's code location is such a project. Neither it nor a location
+with a translator starts a JVM, and `dagster definitions validate` passes for it and for the plain-Python one."""
 from __future__ import annotations
 
 import importlib
@@ -20,9 +20,26 @@ from lakenorm_app.samples import write_catalog
 from normalization_core.api import SourceTables, config_yaml, load_config, stream_plans
 from pipeline_assets.component import LakenormComponent
 from pipeline_assets.translator import LakenormTableProps, LakenormTranslator
-from tests.code_location import loaded_without_a_jvm
+from tests.code_location import locations_loaded_without_a_jvm
 
 ROOT = Path(__file__).parents[2]
+TRANSLATED = """import dagster as dg
+
+from normalization_core.api import load_config
+from pipeline_assets.definitions import build_definitions
+from pipeline_assets.translator import LakenormTranslator
+
+
+class Prefixed(LakenormTranslator):
+    def get_asset_spec(self, props):
+        spec = super().get_asset_spec(props)
+        return spec.replace_attributes(key=spec.key.with_prefix("lake"))
+
+
+@dg.definitions
+def defs():
+    return build_definitions(load_config(), Prefixed())
+"""
 FROM_DEFS_FOLDER = """from pathlib import Path
 
 import dagster as dg
@@ -110,9 +127,14 @@ def test_a_translation_block_is_applied_as_dagsters_components_apply_theirs(tmp_
 
 @pytest.mark.slow
 def test_the_demo_project_and_the_plain_location_validate_and_load_without_a_jvm(tmp_path):
+    """Also a location with a translator: none of them starts a JVM."""
     config = write_shop(tmp_path)
-    keys = loaded_without_a_jvm(config, "lakenorm_app.dagster_project.definitions")
-    assert {"shop/orders", "shop/orders__line_items", "shop/_norm_raw_events", "shop/_norm_loads"} <= keys
+    (tmp_path / "translated_location.py").write_text(TRANSLATED)
+    keys = locations_loaded_without_a_jvm(config, ["lakenorm_app.dagster_project.definitions", "translated_location"],
+                                          path=tmp_path)
+    demo = keys["lakenorm_app.dagster_project.definitions"]
+    assert {"shop/orders", "shop/orders__line_items", "shop/_norm_raw_events", "shop/_norm_loads"} <= demo
+    assert keys["translated_location"] == {f"lake/{key}" for key in demo}
     workspace = yaml.safe_load((ROOT / "workspace.yaml").read_text())  # `make ui`'s: the demo's project
     workspace["load_from"].append({"python_module": {"module_name": "pipeline_assets.definitions",
                                                      "location_name": "plain"}})
