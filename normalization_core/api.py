@@ -11,10 +11,8 @@ from normalization_core.columns import SystemNames
 from normalization_core.configuration.config import (
     CONFIG_ENV,
     DEFAULT_CONFIG_FILE,
-    AssetKeys,
     LakenormConfig,
     SourceConfig,
-    find_config_file,
     load_config,
     stream_upstream,
 )
@@ -74,8 +72,8 @@ from normalization_core.transform.raw import raw_schema
 
 __all__ = [
     # configuration and errors
-    "AssetKeys", "CONFIG_ENV", "ConfigError", "DEFAULT_CONFIG_FILE", "LakenormConfig", "LakenormError", "SourceConfig",
-    "config_schema", "config_yaml", "find_config_file", "load_config", "schema_path", "stream_upstream",
+    "CONFIG_ENV", "ConfigError", "DEFAULT_CONFIG_FILE", "LakenormConfig", "LakenormError", "SourceConfig",
+    "config_schema", "config_yaml", "load_config", "schema_path", "stream_upstream",
     # Spark (`engine`: the local Spark Connect server)
     "build_spark_session", "engine", "ensure_class_archive", "lost_engine_errors", "recording_session", "serving",
     "small_input_conf", "spark_session",
