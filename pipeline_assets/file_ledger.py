@@ -36,6 +36,7 @@ def file_ledger_job(config: LakenormConfig, source: SourceConfig) -> dg.JobDefin
     # its own Spark resource: a sensor's job bound to the code location's resources later is copied by Dagster
     # 1.13 with a beta parameter (`owners`), a warning at every load of the code location
     @dg.job(name=file_ledger_job_name(source), resource_defs={"spark": SparkSessionResource(spark_conf=config.spark)},
+            executor_def=dg.in_process_executor,
             description=f"Records touched and replaced producer files of source {source.name!r} in its file ledger.")
     def job() -> None:
         record()

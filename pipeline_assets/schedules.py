@@ -49,7 +49,8 @@ def build_maintenance_job(source_tables: SourceTables, tables: Mapping[str, tupl
             context.log.info(f"{done.path}: compacted {done.files_removed} files into {done.files_added}, "
                              f"vacuumed {done.files_vacuumed}")
 
-    @dg.job(name=maintenance_job_name(source), description=f"Maintenance of the Delta tables of {source.name!r}.")
+    @dg.job(name=maintenance_job_name(source), description=f"Maintenance of the Delta tables of {source.name!r}.",
+            executor_def=dg.in_process_executor)
     def maintenance() -> None:
         optimize_and_vacuum()
 

@@ -139,7 +139,8 @@ def _type(root: dict, spec: dict) -> str:
              "number": "number", "null": "null"}
     text = " or ".join(words.get(t, t) for t in ([types] if isinstance(types, str) else types))
     if "items" in spec:
-        text += f" of {_type(root, spec['items'])}"
+        items = _type(root, spec["items"])
+        text += f" of ({items})" if " or " in items else f" of {items}"
     if isinstance(spec.get("additionalProperties"), dict):
         text += f" of name: {_type(root, spec['additionalProperties'])}"
     if "minimum" in spec:
