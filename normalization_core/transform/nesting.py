@@ -32,7 +32,13 @@ from normalization_core.transform.casts import (
     json_text,
     type_value,
 )
-from normalization_core.transform.changes import OWN_REASON, meta_column, nulled, with_upstream_changes
+from normalization_core.transform.changes import (
+    SERIALIZATION_ERROR,
+    meta_column,
+    nulled,
+    replaced,
+    with_upstream_changes,
+)
 from normalization_core.transform.internal_columns import (
     CHANGE_PREFIX,
     CLEAN,
@@ -44,6 +50,7 @@ from normalization_core.transform.internal_columns import (
     OBJECT_PREFIX,
     PARENT,
     RECORD,
+    REPAIRED,
     ROOT,
     ROW,
     TEXT_PREFIX,
@@ -55,10 +62,11 @@ from normalization_core.transform.kinds import is_present, value_kind
 from normalization_core.transform.parse import ParsedRecords, ParsePath
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
 from normalization_core.transform.sql_text import is_in, not_in
+from normalization_core.transform.text_repair import REPLACEMENT
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
-RECORD_UNREADABLE = OWN_REASON + "SERIALIZATION_ERROR"
+RECORD_UNREADABLE = SERIALIZATION_ERROR
 _ARRAY = "array<variant>"
 _NUMBERS = ("bigint", "double", "decimal")
 
@@ -89,9 +97,9 @@ def typed_root(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamS
     upstream = [names.upstream_changes] if names.upstream_changes in parsed.rows.columns else []
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*keep, *upstream, *carry, _record(tree).alias(ROW))
+        rows = records.select(*keep, *upstream, *carry, REPAIRED, _record(tree).alias(ROW))
         unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(ROW).isNull(), RECORD_UNREADABLE)]
-        typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
+        typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry, REPAIRED], unreadable, tree)
         return typed.select(
             *_data_names(root), *keep,
             key128(F.col(names.raw_id)).alias(names.row_id(root)),
@@ -119,11 +127,11 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
         (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at)]
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*carry, root.alias(ROOT), _record(tree).alias(ROW))
+        rows = records.select(*carry, REPAIRED, root.alias(ROOT), _record(tree).alias(ROW))
         rows = rows.withColumn(KEY, F.col(ROOT))
         for parent, child in zip(chain, chain[1:]):
-            rows = _explode(rows, stream_schema, parent, child, carry, tree)
-        typed = _type_rows(rows, stream_schema, target, [*carry, KEY, PARENT, INDEX, ROOT], tree=tree)
+            rows = _explode(rows, stream_schema, parent, child, [*carry, REPAIRED], tree)
+        typed = _type_rows(rows, stream_schema, target, [*carry, REPAIRED, KEY, PARENT, INDEX, ROOT], tree=tree)
         return typed.select(
             *_data_names(target), *carry, F.col(KEY).alias(names.row_id(target)),
             F.col(PARENT).alias(names.parent_key(target)),
@@ -233,12 +241,22 @@ class _Stage:
             self.values.append(typed.value.alias(column["name"]))
             for change in typed.changes:
                 self.add_change(change)
+            self.add_replaced(where, column)
             return
         text = f"{TEXT_PREFIX}{len(self.hidden)}"
         self.hidden.append(source.alias(text))
         typed = cast_scalar(source, column["logical_type"])
         self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
         self.changes += cast_changes(F.col(text), F.col(column["name"]), column["logical_type"], where)
+        if column["logical_type"] == "string":
+            self.add_replaced(where, column)
+
+    def add_replaced(self, where: str, column: ColumnSchema) -> None:
+        """TRUNCATED where the typed text of a repaired record's value holds U+FFFD (`text_repair`): characters no
+        table can hold were replaced (so is a U+FFFD the producer wrote in such a record)."""
+        value = F.col(column["name"])
+        text = value if column["logical_type"] in ("string", "json") else F.to_json(value)
+        self.changes.append(replaced(where, F.col(REPAIRED) & text.contains(REPLACEMENT)))
 
     def _add_inferred(self, column: ColumnSchema, source: Column, where: str, path: tuple[str, ...]) -> None:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
@@ -247,6 +265,7 @@ class _Stage:
         takes = is_in(kind, column["accepts"])
         if column["logical_type"] == "json":
             self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
+            self.add_replaced(where, column)
             return
         if column["logical_type"] == "timestamp" and "bigint" in column["accepts"]:  # dlt's `timestamp` detection
             epoch = is_in(kind, _NUMBERS)
