@@ -42,7 +42,7 @@ kept in raw as `<prefix>_upstream_changes` (same struct as `_norm_meta.changes`)
 _BOM = "\ufeff"
 _BYTE_CHARS = "ISO-8859-1"
 """The charset whose characters are the 256 byte values: text in it round-trips any bytes."""
-_VALID_FILE, _REPAIRED = "#valid_file", "#repaired_text"
+_VALID_FILE, _VALID, _REPAIRED = "#valid_file", "#valid", "#repaired_text"
 _AIRBYTE_MESSAGE = T.StructType([
     T.StructField("type", T.StringType()),
     T.StructField("record", T.StructType([
@@ -75,16 +75,17 @@ def line_texts(lines: DataFrame) -> DataFrame:
     """Lines split at `\\n`, as read (their bytes unchecked) -> lines as the SPEC reads them: a `\\r` before the
     `\\n` is part of the terminator (`\\r\\n`), a byte-order mark opening line 1 is dropped, and bytes that are
     not UTF-8 are replaced by U+FFFD, the line's exact bytes (without terminator and mark) kept in `BYTES`."""
-    read = F.col(TEXT)
+    read, valid = F.col(TEXT), F.col(_VALID)
     cr, bom = read.endswith("\r"), (F.col(LINE) == 1) & read.startswith(_BOM)  # (bytes compared: no decoding)
-    line_bytes = invalid_bytes(read)
+    line_bytes = invalid_bytes(read, valid)
     start = F.when(bom, F.lit(len(_BOM.encode("utf-8")) + 1)).otherwise(F.lit(1))
     kept = F.octet_length(line_bytes) - start + 1 - F.when(cr, F.lit(1)).otherwise(F.lit(0))
-    checked = lines.select("*", repaired_text(read).alias(_REPAIRED), F.substring(line_bytes, start, kept).alias(BYTES))
+    checked = lines.select("*", F.is_valid_utf8(read).alias(_VALID)).select(  # (each line checked once)
+        "*", repaired_text(read, valid).alias(_REPAIRED), F.substring(line_bytes, start, kept).alias(BYTES))
     text = F.col(_REPAIRED)
     text = F.when(cr, text.substr(F.lit(1), F.length(text) - 1)).otherwise(text)
     text = F.when(bom, text.substr(F.lit(2), F.length(text))).otherwise(text)
-    return checked.withColumn(TEXT, text).drop(_REPAIRED)
+    return checked.withColumn(TEXT, text).drop(_VALID, _REPAIRED)
 
 
 def object_error(text: Column, parsed: Column) -> Column:

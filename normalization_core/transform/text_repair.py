@@ -43,14 +43,15 @@ _REPLACEMENT_REVERSED = "dfffu\\\\"
 """`\\ufffd` reversed, as a replacement string (its backslash escaped)."""
 
 
-def repaired_text(text: Column) -> Column:
-    """`text` (a line as read, its bytes unchecked) as valid UTF-8: each sequence that is not UTF-8 -> U+FFFD."""
-    return F.when(F.is_valid_utf8(text), text).otherwise(F.make_valid_utf8(text))
+def repaired_text(text: Column, valid: Column | None = None) -> Column:
+    """`text` (a line as read, its bytes unchecked) as valid UTF-8: each sequence that is not UTF-8 -> U+FFFD.
+    `valid`: `is_valid_utf8(text)`, where it is computed already."""
+    return F.when(F.is_valid_utf8(text) if valid is None else valid, text).otherwise(F.make_valid_utf8(text))
 
 
-def invalid_bytes(text: Column) -> Column:
-    """The line's bytes where they are not UTF-8, else NULL."""
-    return F.when(~F.is_valid_utf8(text), text.cast("binary"))
+def invalid_bytes(text: Column, valid: Column | None = None) -> Column:
+    """The line's bytes where they are not UTF-8, else NULL (`valid`: as for `repaired_text`)."""
+    return F.when(~(F.is_valid_utf8(text) if valid is None else valid), text.cast("binary"))
 
 
 def first_invalid_offset(line_bytes: Column) -> Column:
