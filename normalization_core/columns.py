@@ -23,7 +23,7 @@ class SystemNames:
     load_id: str
     """Load ID of the package the record came from."""
     data: str
-    """The record's JSON text, untouched."""
+    """The record's JSON text, untouched (but bytes that are not UTF-8: U+FFFD here, kept in `data_bytes`)."""
     meta: str
     """Changes made while typing (`struct<changes: array<struct<field, change, reason>>>`)."""
     normalized_at: str
@@ -77,6 +77,11 @@ class SystemNames:
         return f"{self.prefix}_upstream_changes"
 
     @property
+    def data_bytes(self) -> str:
+        """Raw column: the line's exact bytes where they are not UTF-8 (`data` holds U+FFFD for them), else NULL."""
+        return f"{self.prefix}_data_bytes"
+
+    @property
     def file(self) -> str:
         """Path of the file inside its package that held the line."""
         return f"{self.prefix}_file"
@@ -88,7 +93,7 @@ class SystemNames:
 
     @property
     def error(self) -> str:
-        """NULL, or why the line could not be typed (not JSON, not an object)."""
+        """NULL, or why the line could not be typed (not JSON, not an object), or where its bytes are not UTF-8."""
         return f"{self.prefix}_error"
 
     @property

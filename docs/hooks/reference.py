@@ -209,9 +209,9 @@ def tables_reference() -> str:
     for label, name, what in tables:
         out.append(f"| {label} | " + " | ".join(_code(name(s)) for s in names.values()) + f" | {_cell(what)} |\n")
     out += ["\n## System columns\n\n", head]
-    for field in ("raw_id", "extracted_at", "load_id", "data", "file", "line", "error", "upstream_changes", "meta",
-                  "normalized_at", "row_id", "parent_id_template", "list_idx", "root_id", "valid_from", "valid_to",
-                  "is_current", "unique_key", "unique_key_scd"):
+    for field in ("raw_id", "extracted_at", "load_id", "data", "data_bytes", "file", "line", "error",
+                  "upstream_changes", "meta", "normalized_at", "row_id", "parent_id_template", "list_idx", "root_id",
+                  "valid_from", "valid_to", "is_current", "unique_key", "unique_key_scd"):
         values = [s.row_id("orders") if field == "row_id" else getattr(s, field) for s in names.values()]
         what = docs.get(field, "Row key of a typed row (`airbyte`: named after its table, here `orders`).")
         out.append(f"| `{field}` | " + " | ".join(_code(v) for v in values) + f" | {_cell(what)} |\n")

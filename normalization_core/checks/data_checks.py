@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import TableSchema
 from normalization_core.transform.sql_text import col, cols, column_name
+from normalization_core.transform.raw import typed_line
 
 ROWS_TYPED = "rows_typed_per_load"
 NO_ORPHANS = "no_orphan_child_rows"
@@ -52,12 +53,12 @@ def _of_loads(df: DataFrame, load_column: str, load_ids: Sequence[str] | None) -
 
 def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, load_ids: Sequence[str],
                         discarded_rows: Mapping[str, int] | None = None) -> CheckOutcome:
-    """Every valid raw line of each load became exactly one root row (nothing dropped, nothing doubled), less
-    the rows a schema contract discarded (`discarded_rows` per load ID: raw keeps them, SPEC §5.4).
+    """Every typed raw line (`typed_line`) of each load became exactly one root row (nothing dropped, nothing
+    doubled), less the rows a schema contract discarded (`discarded_rows` per load ID: raw keeps them, SPEC §5.4).
 
     Offending keys are the load IDs whose counts differ.
     """
-    valid = (_of_loads(raw, names.load_id, load_ids).where(F.col(names.error).isNull())
+    valid = (_of_loads(raw, names.load_id, load_ids).where(typed_line(names))
              .groupBy(names.load_id).agg(F.count(F.lit(1)).alias("valid")))
     typed = _of_loads(root, names.load_id, load_ids).groupBy(names.load_id).agg(F.count(F.lit(1)).alias("typed"))
     per_load = (valid.join(typed, names.load_id, "full_outer")

@@ -126,7 +126,7 @@ def _stream_versions(landing: Landing) -> dict[str, str]:
 
 
 def _common(lines: DataFrame, fmt: str) -> DataFrame:
-    return lines.select(R.STREAM, R.FILE, R.LINE, R.TEXT, F.from_json(F.col(R.TEXT), fmt).alias("r"),
+    return lines.select(R.STREAM, R.FILE, R.LINE, R.TEXT, R.BYTES, F.from_json(F.col(R.TEXT), fmt).alias("r"),
                         F.try_parse_json(F.col(R.TEXT)).alias("line_json"))
 
 
@@ -155,7 +155,7 @@ def _exact_data(parsed: DataFrame) -> Column:
 def _classified(parsed: DataFrame, data, raw_id, extracted_ms, created, missing: str, changes) -> DataFrame:
     line_error = R.object_error(F.col(R.TEXT), F.col("line_json"))
     parsed = parsed.select("*", line_error.alias("line_error"), data.alias("data"), raw_id.alias("rid"))
-    parsed = parsed.withColumn(R.PARSED, F.try_parse_json(F.col("data")))
+    parsed = parsed.withColumn(R.PARSED, R.parsed_record(F.col("data")))
     bad = F.col("line_error").isNotNull() | F.col("rid").isNull() | F.col("data").isNull()
     is_record = ~bad
     error = (F.when(F.col("line_error").isNotNull(), F.col("line_error"))
@@ -164,7 +164,7 @@ def _classified(parsed: DataFrame, data, raw_id, extracted_ms, created, missing:
     return parsed.select(
         F.when(is_record, F.lit("record")).otherwise(F.lit("quarantine")).alias(R.KIND),
         F.when(is_record, F.col(R.STREAM)).alias(R.STREAM), R.FILE, R.LINE,
-        F.when(is_record, F.col("data")).otherwise(F.col(R.TEXT)).alias(R.TEXT),
+        F.when(is_record, F.col("data")).otherwise(F.col(R.TEXT)).alias(R.TEXT), R.BYTES,
         error.alias(R.ERROR),
         F.coalesce(F.timestamp_millis(extracted_ms), created).alias(R.EXTRACTED_AT),
         F.lit(None).cast("string").alias(R.STATE_JSON),

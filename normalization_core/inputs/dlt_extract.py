@@ -109,8 +109,9 @@ class DltExtract(FileInput):
         is_array = F.ltrim(F.col(R.TEXT)).startswith("[")
         items = F.when(is_array, F.coalesce(array_elements(F.col(R.TEXT)), F.from_json(F.col(R.TEXT), "array<string>")))
         items = F.coalesce(items, F.array(F.col(R.TEXT)))
-        exploded = lines.select(R.STREAM, R.FILE, R.LINE, F.posexplode(items).alias("item", "value"))
-        exploded = exploded.select(R.STREAM, R.FILE, R.LINE, decode_typed(F.col("value")).alias(R.TEXT), "item")
+        exploded = lines.select(R.STREAM, R.FILE, R.LINE, R.BYTES, F.posexplode(items).alias("item", "value"))
+        exploded = exploded.select(R.STREAM, R.FILE, R.LINE, decode_typed(F.col("value")).alias(R.TEXT), R.BYTES,
+                                   "item")
         # A line holds several items: the raw id is derived from load ID, file, line and the item's position.
         item_id = R.raw_id(F.lit(package.load_id), F.col(R.FILE), F.concat_ws(".", R.LINE, "item"))
         return R.record_lines(exploded, F.lit(package.created_at).cast("timestamp"), item_id)

@@ -76,13 +76,14 @@ def singer_lines(lines: DataFrame, package: LoadPackage) -> DataFrame:
     SCHEMA and other messages ignored, lines that are no message -> quarantine."""
     mtimes = F.create_map(*[x for e in package.entries for x in (F.lit(e.path), F.lit(from_ms(e.modified_ms)))])
     message = F.from_json(F.col(R.TEXT), _MESSAGE)
-    parsed = lines.select(R.FILE, R.LINE, R.TEXT, message.alias("m"), F.try_parse_json(F.col(R.TEXT)).alias("message"))
+    parsed = lines.select(R.FILE, R.LINE, R.TEXT, R.BYTES, message.alias("m"),
+                          F.try_parse_json(F.col(R.TEXT)).alias("message"))
     parsed = parsed.withColumn("record", member_text(F.col(R.TEXT), ("record",), F.col("m.record")))
     msg_type = F.upper(F.col("m.type"))
     seen = Window.partitionBy(F.col("m.stream")).orderBy(R.FILE, R.LINE).rowsBetween(Window.unboundedPreceding, 0)
     parsed = parsed.select("*", R.object_error(F.col(R.TEXT), F.col("message")).alias("line_error"),
                            F.max(F.when(msg_type == "SCHEMA", F.lit(1))).over(seen).alias("has_schema"))
-    parsed = parsed.withColumn(R.PARSED, F.try_parse_json(F.col("record")))
+    parsed = parsed.withColumn(R.PARSED, R.parsed_record(F.col("record")))
     record = (msg_type == "RECORD") & F.col("m.stream").isNotNull() & F.col("record").isNotNull()
     kind = (F.when(F.col("line_error").isNotNull() | msg_type.isNull(), F.lit("quarantine"))
             .when(record & F.col("has_schema").isNotNull(), F.lit("record"))
@@ -99,7 +100,7 @@ def singer_lines(lines: DataFrame, package: LoadPackage) -> DataFrame:
     extracted = F.coalesce(F.try_to_timestamp(F.col("m.time_extracted")), F.element_at(mtimes, F.col(R.FILE)))
     return parsed.select(
         kind.alias(R.KIND), F.when(is_record, F.col("m.stream")).alias(R.STREAM), R.FILE, R.LINE,
-        F.when(is_record, F.col("record")).otherwise(F.col(R.TEXT)).alias(R.TEXT), error.alias(R.ERROR),
+        F.when(is_record, F.col("record")).otherwise(F.col(R.TEXT)).alias(R.TEXT), R.BYTES, error.alias(R.ERROR),
         extracted.alias(R.EXTRACTED_AT), F.when(kind == "state", F.col("m.value")).alias(R.STATE_JSON),
         F.when(is_record, F.col(R.PARSED).isNotNull()).alias(R.READABLE),
         F.lit(None).cast("string").alias(R.RECORD_RAW_ID))

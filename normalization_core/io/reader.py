@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from normalization_core.errors import PackageError
 from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.storage import Landing
-from normalization_core.transform.raw import CONTENT, FILE, LINE, STREAM, TEXT, split_lines, trim_terminators
+from normalization_core.transform.raw import CONTENT, FILE, LINE, STREAM, TEXT, line_texts, split_lines
 
 _FAILED_FILE = re.compile(r"error while reading file (\S+?)\.?\s")
 _GLOB_CHARS = re.compile(r"[*?\[\]{}]")
@@ -21,7 +21,7 @@ _UNSPLITTABLE = (".gz",)
 
 
 def read_package_lines(spark: SparkSession, package: LoadPackage) -> DataFrame:
-    """`(stream, file, line, text)` for every line of every file of the package; a file is one task."""
+    """`(stream, file, line, text, bytes)` for every line of every file of the package; a file is one task."""
     pairs = [(stream, f) for stream in package.streams for f in package.stream_files[stream]]
     pairs += [(None, f) for f in package.files]
     for _, relative in pairs:
@@ -35,7 +35,8 @@ def read_package_lines(spark: SparkSession, package: LoadPackage) -> DataFrame:
 
 def read_file_lines(spark: SparkSession, path: str, stream: str | None, relative: str, size: int | None = None,
                     unsplit: int | None = None) -> DataFrame:
-    """`(stream, file, line, text)` of one file, numbered from 1 (terminators as `split_lines` has them).
+    """`(stream, file, line, text, bytes)` of one file, numbered from 1 (as `line_texts` has them: valid UTF-8,
+    the exact bytes of a line that is not in `bytes`).
 
     A file Spark reads in one partition (every gzip file, small plain ones) is streamed line by line
     and numbered by its position in that partition; a plain file Spark may split is read whole and split.
@@ -48,7 +49,7 @@ def read_file_lines(spark: SparkSession, path: str, stream: str | None, relative
         return split_lines(whole.select(*labels, F.col("value").alias(CONTENT)))
     streamed = spark.read.option("lineSep", "\n").text(path)
     numbered = streamed.select(*labels, (_position_in_partition() + 1).alias(LINE), F.col("value").alias(TEXT))
-    return trim_terminators(numbered)
+    return line_texts(numbered)
 
 
 def unsplit_bytes(spark: SparkSession) -> int:

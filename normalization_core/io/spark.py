@@ -37,7 +37,12 @@ sidecar as for the file itself. Delta's log keeps its own checksums (`<version>.
 (what Delta's log store writes with): the `FileSystem` of `file:` must stay checksummed, as Hadoop casts it to
 `LocalFileSystem` (S3A's upload buffers on local disk did). A small load starts 170 processes instead of 290
 (BENCHMARKS.md: 14b459b, 2026-11-28)."""
+READABLE_FILES_CONF = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+"""Timestamps written as Parquet's microseconds, not Spark's default INT96, which Arrow-based readers (delta-rs,
+polars) read as nanoseconds: a time before 1677 or after 2262 overflowed there (garbage or a refused table).
+A session setting: sent to a Spark Connect engine too."""
 BASE_CONF = {
+    **READABLE_FILES_CONF,
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
@@ -250,7 +255,7 @@ def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
     spark = _CONNECT_SESSIONS.get(remote)
     if spark is None or spark.is_stopped:  # (Connect's getOrCreate would return a session of any address)
         builder = ConnectSession.builder.remote(remote)
-        for key, value in spark_conf.items():
+        for key, value in {**READABLE_FILES_CONF, **spark_conf}.items():
             if key.startswith("spark.") and not key.startswith(_HADOOP_PREFIX):
                 builder = builder.config(key, value)
         spark = _CONNECT_SESSIONS[remote] = builder.create()

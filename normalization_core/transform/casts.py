@@ -26,6 +26,8 @@ _HAS_ZONE = r"(?i)\d:\d{2}(:\d{2}([.,]\d*)?)?\s*(z|[+-]\d{1,2}(:?\d{2}){0,2}|[a-
 _TIME_START = r"^\s*\d{1,2}:\d{2}"
 _NUMBER = r"^\s*[+-]?(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$"
 _MANTISSA = r"^\s*[+-]?([\d.]*)"
+_FIRST_MICROS, _END_MICROS = -62_135_596_800_000_000, 253_402_300_800_000_000
+"""0001-01-01T00:00:00Z and 10000-01-01T00:00:00Z in microseconds since the epoch."""
 
 
 @dataclass(frozen=True)
@@ -64,13 +66,23 @@ def to_boolean(text: Column) -> Column:
     return text.try_cast("boolean")
 
 
+def in_readable_years(value: Column, instant: bool = False) -> Column:
+    """A date or timestamp (`instant`: in UTC) of the years 0001 to 9999, else NULL. Spark writes any year, but
+    delta-rs reads a file's statistics with Python's dates, which end there, and refuses the table (BigQuery's
+    range is the same)."""
+    if instant:
+        micros = F.unix_micros(value)
+        return F.when((micros >= F.lit(_FIRST_MICROS)) & (micros < F.lit(_END_MICROS)), value)
+    return F.when(F.year(value).between(1, 9999), value)
+
+
 def to_date(text: Column) -> Column:
-    return F.when(text.rlike(ISO_DATE), text.try_cast("date"))
+    return in_readable_years(F.when(text.rlike(ISO_DATE), text.try_cast("date")))
 
 
 def to_timestamp_ntz(text: Column) -> Column:
     """Wall-clock time; an offset in the text is ignored."""
-    return F.when(text.rlike(ISO_DATE), text.try_cast("timestamp_ntz"))
+    return in_readable_years(F.when(text.rlike(ISO_DATE), text.try_cast("timestamp_ntz")))
 
 
 def to_timestamp_utc(text: Column) -> Column:
@@ -85,7 +97,7 @@ def to_timestamp_utc(text: Column) -> Column:
     naive_as_utc = F.make_timestamp(F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall),
                                     F.minute(wall), F.date_part(F.lit("SECOND"), wall), F.lit("UTC"))
     in_any_zone = F.when(text.rlike(_HAS_ZONE), zoned).otherwise(naive_as_utc)
-    return F.when(_resolved_zone_name() == F.lit("UTC"), zoned).otherwise(in_any_zone)
+    return in_readable_years(F.when(_resolved_zone_name() == F.lit("UTC"), zoned).otherwise(in_any_zone), True)
 
 
 def _resolved_zone_name() -> Column:

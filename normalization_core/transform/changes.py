@@ -16,6 +16,9 @@ OWN_REASON = "DESTINATION_"
 TYPECAST_ERROR = OWN_REASON + "TYPECAST_ERROR"
 FIELD_SIZE_LIMITATION = OWN_REASON + "FIELD_SIZE_LIMITATION"
 """A value kept in a type too small for it: a number a double holds with fewer digits than were written."""
+SERIALIZATION_ERROR = OWN_REASON + "SERIALIZATION_ERROR"
+"""A value as written that no table can hold: a record no VARIANT holds, text with bytes that are not UTF-8 or
+lone surrogate escapes (stored with U+FFFD in their place)."""
 CHANGE_TYPE = T.StructType([
     T.StructField("field", T.StringType()),
     T.StructField("change", T.StringType()),
@@ -34,6 +37,11 @@ def nulled(field: str, failed: Column, reason: str = TYPECAST_ERROR) -> Column:
 def truncated(field: str, lost: Column) -> Column:
     """The change struct where the value kept lost part of the one written (`lost`), else NULL."""
     return _change(field, lost, TRUNCATED, FIELD_SIZE_LIMITATION)
+
+
+def replaced(field: str, repaired: Column) -> Column:
+    """The change struct where the value kept has U+FFFD in place of characters no table can hold (`repaired`)."""
+    return _change(field, repaired, TRUNCATED, SERIALIZATION_ERROR)
 
 
 def _change(field: str, when: Column, change: str, reason: str) -> Column:

@@ -18,6 +18,9 @@ TREE_PARSE = "# parse"
 """Spark's JSON reader's parse of a record, before it is known to be clean."""
 CORRUPT_RECORD = "# corrupt"
 """The field of the tree that Spark's JSON reader fills with a record it could not convert."""
+REPAIRED = "#repaired"
+"""The record's text was repaired before it was parsed (bytes not UTF-8, lone surrogate escapes): a value holding
+U+FFFD records a change."""
 
 # Typed rows (`nesting`)
 ROW, ELEMENT, INDEX, KEY = "# row", "# element", "# index", "# key"

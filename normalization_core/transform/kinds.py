@@ -78,10 +78,12 @@ def value_kind(name: str) -> Column:
 
 
 def _string_kind(text: str) -> str:
-    """`timestamp` for an ISO date and time that parses, `date` for a bare ISO date, else `text`."""
-    return (f"CASE WHEN {text} RLIKE {string_literal(_ISO_DATE_TIME)} AND try_cast({text} AS TIMESTAMP) IS NOT NULL"
-            f" THEN 'timestamp' WHEN {text} RLIKE {string_literal(DATE_ONLY)} AND try_cast({text} AS DATE) IS NOT NULL"
-            " THEN 'date' ELSE 'text' END")
+    """`timestamp` for an ISO date and time that parses, `date` for a bare ISO date, else `text` (as is a date
+    or time outside the years 0001 to 9999, which typing could not keep: `casts.in_readable_years`)."""
+    return (f"CASE WHEN {text} RLIKE {string_literal(_ISO_DATE_TIME)}"
+            f" AND year(try_cast({text} AS TIMESTAMP)) BETWEEN 1 AND 9999"
+            f" THEN 'timestamp' WHEN {text} RLIKE {string_literal(DATE_ONLY)}"
+            f" AND year(try_cast({text} AS DATE)) BETWEEN 1 AND 9999 THEN 'date' ELSE 'text' END")
 
 
 def _kind_of_type(variant: Column) -> Column:

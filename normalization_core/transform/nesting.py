@@ -32,7 +32,13 @@ from normalization_core.transform.casts import (
     json_text,
     type_value,
 )
-from normalization_core.transform.changes import OWN_REASON, meta_column, nulled, with_upstream_changes
+from normalization_core.transform.changes import (
+    SERIALIZATION_ERROR,
+    meta_column,
+    nulled,
+    replaced,
+    with_upstream_changes,
+)
 from normalization_core.transform.internal_columns import (
     CHANGE_PREFIX,
     CLEAN,
@@ -45,6 +51,7 @@ from normalization_core.transform.internal_columns import (
     PARENT,
     RECORD,
     RECORD_BESIDE_KEY,
+    REPAIRED,
     ROOT,
     ROW,
     TEXT_PREFIX,
@@ -56,10 +63,11 @@ from normalization_core.transform.kinds import is_present, value_kind
 from normalization_core.transform.parse import ParsedRecords, ParsePath
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
 from normalization_core.transform.sql_text import col, cols, is_in, not_in
+from normalization_core.transform.text_repair import REPLACEMENT
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
-RECORD_UNREADABLE = OWN_REASON + "SERIALIZATION_ERROR"
+RECORD_UNREADABLE = SERIALIZATION_ERROR
 _ARRAY = "array<variant>"
 _NUMBERS = ("bigint", "double", "decimal")
 
@@ -90,9 +98,9 @@ def typed_root(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamS
     upstream = [names.upstream_changes] if names.upstream_changes in parsed.rows.columns else []
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*keep, *upstream, *carry, _record(tree).alias(ROW))
+        rows = records.select(*keep, *upstream, *carry, REPAIRED, _record(tree).alias(ROW))
         unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(ROW).isNull(), RECORD_UNREADABLE)]
-        typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
+        typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry, REPAIRED], unreadable, tree)
         return typed.select(
             *cols(_data_names(root, with_row_key=False)), *keep,
             row_key(root, key128(F.col(names.raw_id))).alias(names.row_id(root)),
@@ -120,13 +128,13 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
         if root_key:
-            rows = records.select(*carry, col(root_key).alias(ROOT), _record(tree).alias(ROW))
+            rows = records.select(*carry, REPAIRED, col(root_key).alias(ROOT), _record(tree).alias(ROW))
         else:
-            rows = _with_root_key(records, names, stream_schema, carry, tree)
+            rows = _with_root_key(records, names, stream_schema, [*carry, REPAIRED], tree)
         rows = rows.withColumn(KEY, F.col(ROOT))
         for parent, child in zip(chain, chain[1:]):
-            rows = _explode(rows, stream_schema, parent, child, carry, tree)
-        typed = _type_rows(rows, stream_schema, target, [*carry, KEY, PARENT, INDEX, ROOT], tree=tree)
+            rows = _explode(rows, stream_schema, parent, child, [*carry, REPAIRED], tree)
+        typed = _type_rows(rows, stream_schema, target, [*carry, REPAIRED, KEY, PARENT, INDEX, ROOT], tree=tree)
         return typed.select(
             *cols(_data_names(target)), *carry, F.col(KEY).alias(names.row_id(target)),
             F.col(PARENT).alias(names.parent_key(target)),
@@ -251,12 +259,22 @@ class _Stage:
             self.values.append(typed.value.alias(column["name"]))
             for change in typed.changes:
                 self.add_change(change)
+            self.add_replaced(where, column)
             return
         text = f"{TEXT_PREFIX}{len(self.hidden)}"
         self.hidden.append(source.alias(text))
         typed = cast_scalar(source, column["logical_type"])
         self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
         self.changes += cast_changes(col(text), col(column["name"]), column["logical_type"], where)
+        if column["logical_type"] == "string":
+            self.add_replaced(where, column)
+
+    def add_replaced(self, where: str, column: ColumnSchema) -> None:
+        """TRUNCATED where the typed text of a repaired record's value holds U+FFFD (`text_repair`): characters no
+        table can hold were replaced (so is a U+FFFD the producer wrote in such a record)."""
+        value = col(column["name"])
+        text = value if column["logical_type"] in ("string", "json") else F.to_json(value)
+        self.changes.append(replaced(where, F.col(REPAIRED) & text.contains(REPLACEMENT)))
 
     def _add_inferred(self, column: ColumnSchema, source: Column, where: str, path: tuple[str, ...]) -> None:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
@@ -265,6 +283,7 @@ class _Stage:
         takes = is_in(kind, column["accepts"])
         if column["logical_type"] == "json":
             self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
+            self.add_replaced(where, column)
             return
         if column["logical_type"] == "timestamp" and "bigint" in column["accepts"]:  # dlt's `timestamp` detection
             epoch = is_in(kind, _NUMBERS)

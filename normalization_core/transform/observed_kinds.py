@@ -15,6 +15,8 @@ from normalization_core.columns import SystemNames
 from normalization_core.schema.column_types import ARRAY_STEP, EPOCH_FAR, EPOCH_RANGE_SECONDS, KEY_STEP
 from normalization_core.transform.internal_columns import EXTRACTED_AT, PATH, VALUE, VALUE_KIND
 from normalization_core.transform.kinds import inference_text, value_kind
+from normalization_core.transform.raw import typed_line
+from normalization_core.transform.text_repair import without_lone_surrogates
 from normalization_core.transform.sql_text import col, column_name, string_literal
 
 FIRST_DEPTH = 4
@@ -25,9 +27,10 @@ _NODE_PATH, _NODE_VALUE = "p", "v"
 
 
 def parse_record_variants(raw_rows: DataFrame, names: SystemNames) -> DataFrame:
-    """The valid raw rows' records as one VARIANT column `VALUE`, big integers kept exact."""
-    return raw_rows.where(F.col(names.error).isNull()).select(
-        F.try_parse_json(inference_text(F.col(names.data))).alias(VALUE),
+    """The typed raw rows' records as one VARIANT column `VALUE`, big integers kept exact (a lone surrogate
+    escape read as U+FFFD)."""
+    return raw_rows.where(typed_line(names)).select(
+        F.try_parse_json(inference_text(without_lone_surrogates(F.col(names.data)))).alias(VALUE),
         F.col(names.extracted_at).alias(EXTRACTED_AT))
 
 

@@ -19,11 +19,22 @@ from pyspark.sql import functions as F
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import StreamSchema, root_table
 from normalization_core.transform.casts import cast_object, lost_digits
-from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE, TREE_PARSE
+from normalization_core.transform.internal_columns import CLEAN, RECORD, REPAIRED, TREE, TREE_PARSE
 from normalization_core.transform.kinds import exact_number_text, inference_text
-from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT, raw_rows
+from normalization_core.transform.raw import (
+    ERROR,
+    KIND,
+    READABLE,
+    STREAM,
+    TEXT,
+    parsed_record,
+    raw_rows,
+    repaired_record,
+    typed_line,
+)
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
 from normalization_core.transform.sql_text import col
+from normalization_core.transform.text_repair import without_lone_surrogates
 
 
 _LONG_NUMBER = r'(?<![\w".])(?=[\d.]{16})\d[\d.]*(?:[eE][+-]?\d+)?'
@@ -62,7 +73,8 @@ class ParsedRecords:
     """A stream's valid raw rows with each record parsed once (`parse_records`): what every table is built from."""
 
     rows: DataFrame
-    """Raw ids, extracted at, load ID, file, line (upstream changes), the carried columns and `path.columns`."""
+    """Raw ids, extracted at, load ID, file, line (upstream changes), `REPAIRED`, the carried columns and
+    `path.columns`."""
     path: ParsePath
     with_lines: bool = False
     """The parse was made with the classified lines, and is cached with them."""
@@ -85,13 +97,15 @@ def record_variant(names: SystemNames, stream_schema: StreamSchema) -> Column:
 
 def record_text(text: Column, stream_schema: StreamSchema) -> Column:
     """The record's JSON text as its VARIANT is parsed from: inferred streams' with the kinds dlt infers
-    (`inference_text`), catalog streams' with every number kept as written (`exact_number_text`)."""
-    return (inference_text if stream_schema.get("inferred") else exact_number_text)(text)
+    (`inference_text`), catalog streams' with every number kept as written (`exact_number_text`); a lone
+    surrogate escape read as U+FFFD."""
+    return (inference_text if stream_schema.get("inferred") else exact_number_text)(without_lone_surrogates(text))
 
 
 def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema: StreamSchema,
                   carry: Sequence[str | Column] = ()) -> ParsedRecords:
-    """Raw rows that are JSON objects: ids, position and the record, parsed once.
+    """Raw rows that are JSON objects (`typed_line`): ids, position, whether the record was repaired (`REPAIRED`)
+    and the record, parsed once.
 
     A catalog stream's record is read by Spark's JSON reader into `TREE` (the fast path). A record it cannot
     read cleanly, or that is no VARIANT (duplicate keys), is cast from its VARIANT into `RECORD` instead, and
@@ -101,8 +115,9 @@ def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema
     records = raw if isinstance(raw, RawRecords) else RawRecords(raw)
     raw_df = records.rows
     upstream = [names.upstream_changes] if names.upstream_changes in raw_df.columns else []
-    keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *upstream, *carry]
-    valid = raw_df.where(F.col(names.error).isNull())
+    keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *upstream,
+            repaired_record(raw_df, names).alias(REPAIRED), *carry]
+    valid = raw_df.where(typed_line(names))
     parser = tree_parser(stream_schema)
     if parser is None:
         level = row_level(stream_schema, root_table(stream_schema))
@@ -110,9 +125,9 @@ def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema
         return ParsedRecords(valid.select(*keep, record), ParsePath.VARIANT)
     if records.carried is not None:
         return ParsedRecords(valid.select(*keep, *records.carried.columns), records.carried, with_lines=True)
-    readable = F.try_parse_json(F.col(names.data)).isNotNull()  # (quoting numbers changes no record's validity)
+    readable = parsed_record(F.col(names.data)).isNotNull()  # (quoting numbers changes no record's validity)
     parsed = valid.select(*keep, F.col(names.data), readable.alias(READABLE),
-                          parser.parse(F.col(names.data)).alias(TREE_PARSE))
+                          parser.parse(without_lone_surrogates(F.col(names.data))).alias(TREE_PARSE))
     kept = [c for c in parsed.columns if c not in (names.data, READABLE, TREE_PARSE)]
     rows = parsed.select(*kept, *_record_columns(parser, stream_schema, F.col(names.data), F.lit(True)))
     return ParsedRecords(rows, ParsePath.BOTH)
@@ -140,7 +155,8 @@ def with_parsed_records(lines: DataFrame, schemas: dict[str, StreamSchema]) -> D
     parsers = {s: p for s, p in ((s, tree_parser(schema)) for s, schema in schemas.items()) if p is not None}
     is_record = {s: (F.col(KIND) == "record") & (F.col(STREAM) == s) & F.col(ERROR).isNull() for s in parsers}
     parses = {s: f"{TREE_PARSE}_{i}" for i, s in enumerate(parsers)}
-    trees = [F.when(is_record[s], p.parse(F.col(TEXT))).alias(parses[s]) for s, p in parsers.items()]
+    text = without_lone_surrogates(F.col(TEXT))
+    trees = [F.when(is_record[s], p.parse(text)).alias(parses[s]) for s, p in parsers.items()]
     lines = lines.select("*", *trees)
     columns = []
     for stream, parser in parsers.items():

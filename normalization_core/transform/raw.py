@@ -10,9 +10,18 @@ from pyspark.sql import types as T
 from normalization_core.columns import SystemNames
 from normalization_core.transform.json_text import member_text
 from normalization_core.transform.keys import key128
+from normalization_core.transform.text_repair import (
+    first_invalid_offset,
+    holds_lone_surrogate,
+    invalid_bytes,
+    repaired_text,
+    without_lone_surrogates,
+)
 
 FILE, LINE, TEXT, STREAM, ERROR = "file", "line", "text", "stream", "error"
 CONTENT = "content"
+BYTES = "bytes"
+"""The line's exact bytes where they are not UTF-8 (its text then holds U+FFFD for them), else NULL."""
 KIND = "kind"
 """What a line is: `record`, `state`, `ignored` (Airbyte LOG/TRACE/...) or `quarantine`."""
 STATE_JSON = "state_json"
@@ -24,10 +33,16 @@ READABLE = "readable"
 LOAD_ID = "load_id"
 RECORD_RAW_ID = "record_raw_id"
 """A raw id the producer gave the record (Airbyte's); NULL: derived from load ID, file and line."""
+NOT_UTF8 = "line bytes not UTF-8 at offset "
+"""How the raw error of a line whose bytes are not UTF-8 starts (then the 0-based offset of the first bad byte);
+such a line is still typed (from its text, U+FFFD in place of those bytes) when it is a JSON object."""
 UPSTREAM_CHANGES = "upstream_changes"
 """Changes the producer already made to the record (Airbyte's `_airbyte_meta.changes`), when a kind has them:
 kept in raw as `<prefix>_upstream_changes` (same struct as `_norm_meta.changes`)."""
 _BOM = "\ufeff"
+_BYTE_CHARS = "ISO-8859-1"
+"""The charset whose characters are the 256 byte values: text in it round-trips any bytes."""
+_VALID_FILE, _VALID, _REPAIRED = "#valid_file", "#valid", "#repaired_text"
 _AIRBYTE_MESSAGE = T.StructType([
     T.StructField("type", T.StringType()),
     T.StructField("record", T.StructType([
@@ -40,22 +55,37 @@ _AIRBYTE_MESSAGE = T.StructType([
 
 
 def split_lines(files: DataFrame) -> DataFrame:
-    """`(stream, file, content)` rows of whole files -> one row per line, numbered from 1 (see `trim_terminators`)."""
+    """`(stream, file, content)` rows of whole files -> one row per line, numbered from 1 (see `line_texts`).
+
+    A file whose bytes are not all UTF-8 is split as ISO-8859-1 text (one character per byte, `\\n` the same
+    byte), so that each of its lines keeps its exact bytes: the regular expressions of a split read text as Java
+    strings, which would turn such bytes into U+FFFD before they could be kept."""
     # Split once per file: an expression over the whole content next to the generator would be
     # evaluated again for every output line.
-    body = F.regexp_replace(F.col(CONTENT), r"\n\z", "")
-    exploded = files.where(F.col(CONTENT) != "").select(
-        STREAM, FILE, F.posexplode(F.split(body, "\n")).alias("pos", TEXT))
-    return trim_terminators(exploded.select(STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), TEXT))
+    valid = files.where(F.col(CONTENT) != "").select(
+        STREAM, FILE, F.col(CONTENT), F.is_valid_utf8(F.col(CONTENT)).alias(_VALID_FILE))
+    content = F.when(F.col(_VALID_FILE), F.col(CONTENT)).otherwise(F.decode(F.col(CONTENT).cast("binary"), _BYTE_CHARS))
+    body = F.regexp_replace(content, r"\n\z", "")
+    exploded = valid.select(STREAM, FILE, _VALID_FILE, F.posexplode(F.split(body, "\n")).alias("pos", TEXT))
+    text = F.when(F.col(_VALID_FILE), F.col(TEXT)).otherwise(F.encode(F.col(TEXT), _BYTE_CHARS).cast("string"))
+    return line_texts(exploded.select(STREAM, FILE, (F.col("pos") + 1).cast("long").alias(LINE), text.alias(TEXT)))
 
 
-def trim_terminators(lines: DataFrame) -> DataFrame:
-    """Lines split at `\\n` -> lines as the SPEC reads them: a `\\r` before the `\\n` is part of the
-    terminator (`\\r\\n`), and a byte-order mark opening line 1 is dropped."""
-    text = F.col(TEXT)
-    text = F.when(text.endswith("\r"), text.substr(F.lit(1), F.length(text) - 1)).otherwise(text)
-    bom = (F.col(LINE) == 1) & text.startswith(_BOM)
-    return lines.withColumn(TEXT, F.when(bom, text.substr(F.lit(2), F.length(text))).otherwise(text))
+def line_texts(lines: DataFrame) -> DataFrame:
+    """Lines split at `\\n`, as read (their bytes unchecked) -> lines as the SPEC reads them: a `\\r` before the
+    `\\n` is part of the terminator (`\\r\\n`), a byte-order mark opening line 1 is dropped, and bytes that are
+    not UTF-8 are replaced by U+FFFD, the line's exact bytes (without terminator and mark) kept in `BYTES`."""
+    read, valid = F.col(TEXT), F.col(_VALID)
+    cr, bom = read.endswith("\r"), (F.col(LINE) == 1) & read.startswith(_BOM)  # (bytes compared: no decoding)
+    line_bytes = invalid_bytes(read, valid)
+    start = F.when(bom, F.lit(len(_BOM.encode("utf-8")) + 1)).otherwise(F.lit(1))
+    kept = F.octet_length(line_bytes) - start + 1 - F.when(cr, F.lit(1)).otherwise(F.lit(0))
+    checked = lines.select("*", F.is_valid_utf8(read).alias(_VALID)).select(  # (each line checked once)
+        "*", repaired_text(read, valid).alias(_REPAIRED), F.substring(line_bytes, start, kept).alias(BYTES))
+    text = F.col(_REPAIRED)
+    text = F.when(cr, text.substr(F.lit(1), F.length(text) - 1)).otherwise(text)
+    text = F.when(bom, text.substr(F.lit(2), F.length(text))).otherwise(text)
+    return checked.withColumn(TEXT, text).drop(_VALID, _REPAIRED)
 
 
 def object_error(text: Column, parsed: Column) -> Column:
@@ -70,15 +100,21 @@ def object_error(text: Column, parsed: Column) -> Column:
     )
 
 
+def parsed_record(text: Column) -> Column:
+    """The record's JSON text as a VARIANT, each lone surrogate escape read as U+FFFD (`text_repair`); NULL when
+    a VARIANT cannot hold it."""
+    return F.try_parse_json(without_lone_surrogates(text))
+
+
 def _with_parsed(lines: DataFrame, text: Column) -> DataFrame:
     """Adds `PARSED` in a projection of its own, so the parse runs once however often it is used."""
-    return lines.withColumn(PARSED, F.try_parse_json(text))
+    return lines.withColumn(PARSED, parsed_record(text))
 
 
 def record_lines(lines: DataFrame, extracted_at: Column, record_raw_id: Column | None = None) -> DataFrame:
     """`records` format: every line is a record of its file's stream (`record_raw_id`: a raw id for it)."""
     return _with_parsed(lines, F.col(TEXT)).select(
-        F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT),
+        F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT), BYTES,
         object_error(F.col(TEXT), F.col(PARSED)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
         F.lit(None).cast("string").alias(STATE_JSON), F.col(PARSED).isNotNull().alias(READABLE),
         (F.lit(None).cast("string") if record_raw_id is None else record_raw_id).alias(RECORD_RAW_ID),
@@ -89,7 +125,8 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
     """`airbyte` format: RECORD messages become records of `record.stream`, STATE is kept,
     other message types are ignored and lines that are no message go to quarantine."""
     msg = F.from_json(F.col(TEXT), _AIRBYTE_MESSAGE)
-    parsed = lines.select(FILE, LINE, F.col(TEXT), msg.alias("m"), F.try_parse_json(F.col(TEXT)).alias("message"))
+    parsed = lines.select(FILE, LINE, F.col(TEXT), BYTES, msg.alias("m"),
+                          F.try_parse_json(F.col(TEXT)).alias("message"))
     exact = member_text(F.col(TEXT), ("record", "data"), F.col("m.record.data"))
     parsed = parsed.select("*", object_error(F.col(TEXT), F.col("message")).alias("line_error"), exact.alias("data"))
     parsed = _with_parsed(parsed, F.col("data"))
@@ -116,7 +153,7 @@ def airbyte_lines(lines: DataFrame, extracted_at: Column) -> DataFrame:
         kind.alias(KIND),
         F.when(is_record, F.col("m.record.stream")).alias(STREAM),
         FILE, LINE,
-        F.when(is_record, data).otherwise(F.col(TEXT)).alias(TEXT),
+        F.when(is_record, data).otherwise(F.col(TEXT)).alias(TEXT), BYTES,
         error.alias(ERROR),
         F.coalesce(emitted, extracted_at).alias(EXTRACTED_AT),
         F.when(kind == "state", F.col("m.state")).alias(STATE_JSON),
@@ -137,8 +174,10 @@ def _raw_id_of(lines: DataFrame, load_id: Column) -> Column:
 
 def raw_rows(lines: DataFrame, names: SystemNames, extra: Sequence[Column] = ()) -> DataFrame:
     """Classified lines of one stream, with their `LOAD_ID` -> the raw table's columns (then `extra`
-    columns of the lines, for typing)."""
+    columns of the lines, for typing). A line's bytes are in `data_bytes` only where they are not UTF-8, and its
+    error then says where (`NOT_UTF8`), after why it is not a record if it is not."""
     lid = F.col(LOAD_ID)
+    line_bytes = F.col(BYTES) if BYTES in lines.columns else F.lit(None).cast("binary")
     return lines.select(
         _raw_id_of(lines, lid).alias(names.raw_id),
         lid.alias(names.load_id),
@@ -146,8 +185,10 @@ def raw_rows(lines: DataFrame, names: SystemNames, extra: Sequence[Column] = ())
         F.col(TEXT).alias(names.data),
         F.col(FILE).alias(names.file),
         F.col(LINE).alias(names.line),
-        F.col(ERROR).alias(names.error),
+        F.when(line_bytes.isNull(), F.col(ERROR)).otherwise(
+            F.concat_ws("; ", F.col(ERROR), _not_utf8(line_bytes, names))).alias(names.error),
         *([F.col(UPSTREAM_CHANGES).alias(names.upstream_changes)] if UPSTREAM_CHANGES in lines.columns else []),
+        line_bytes.alias(names.data_bytes),
         *extra,
     )
 
@@ -162,4 +203,23 @@ def raw_schema(names: SystemNames) -> T.StructType:
         T.StructField(names.file, T.StringType(), True),
         T.StructField(names.line, T.LongType(), True),
         T.StructField(names.error, T.StringType(), True),
+        T.StructField(names.data_bytes, T.BinaryType(), True),
     ])
+
+
+def _not_utf8(line_bytes: Column, names: SystemNames) -> Column:
+    offset = first_invalid_offset(line_bytes).cast("string")
+    return F.concat(F.lit(NOT_UTF8), offset, F.lit(f" (replaced by U+FFFD; the exact bytes are in {names.data_bytes})"))
+
+
+def typed_line(names: SystemNames) -> Column:
+    """A raw row whose record is typed: a JSON object, its bytes UTF-8 or repaired (its error only `NOT_UTF8`)."""
+    error = F.col(names.error)
+    return error.isNull() | error.startswith(NOT_UTF8)
+
+
+def repaired_record(raw: DataFrame, names: SystemNames) -> Column:
+    """The raw row's record was repaired before it was typed: its line's bytes were not UTF-8, or it holds a lone
+    surrogate escape (`text_repair`). A raw table written before `data_bytes` existed has no such lines."""
+    not_utf8 = F.col(names.data_bytes).isNotNull() if names.data_bytes in raw.columns else F.lit(False)
+    return not_utf8 | holds_lone_surrogate(F.col(names.data))

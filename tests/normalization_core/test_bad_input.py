@@ -46,7 +46,9 @@ def write_source(root: Path, case: dict[str, Any]):
     stream = case.get("stream", "s")
     package = root / "landing" / "L1"
     (package / "data").mkdir(parents=True)
-    (package / "data/part-0.jsonl").write_text("".join(line + "\n" for line in case["lines"]), encoding="utf-8")
+    # U+DC80..U+DCFF in a line stand for bytes that are not UTF-8 (Python's `surrogateescape`)
+    lines = "".join(line + "\n" for line in case["lines"])
+    (package / "data/part-0.jsonl").write_bytes(lines.encode("utf-8", "surrogateescape"))
     (package / "_manifest.json").write_text(json.dumps({
         "load_id": "L1", "created_at": "2024-06-01T00:00:00Z", "source": "src", "format": "records",
         "streams": {stream: {"files": ["data/part-0.jsonl"]}}}), encoding="utf-8")
@@ -128,8 +130,13 @@ def test_bad_input_outcome(spark, tmp_path, case):
     schema = stream_schema(cfg, stream)
 
     raw = read_table(spark, cfg.table_path("src", raw_table_name(cfg.source("src"), stream)))
-    raw_rows = raw.orderBy(names.line).select(names.raw_id, names.line, names.data, names.error).collect()
-    assert [r[names.data] for r in raw_rows] == case["lines"]  # raw keeps every line exactly, once
+    raw_rows = raw.orderBy(names.line).select(names.raw_id, names.line, names.data, names.error,
+                                              names.data_bytes).collect()
+    # raw keeps every line exactly, once: its text, or (not UTF-8) its text repaired and its bytes beside it
+    assert [r[names.data] for r in raw_rows] == expect.get("raw_data", case["lines"])
+    written = [line.encode("utf-8", "surrogateescape") for line in case["lines"]]
+    assert [r[names.data_bytes] for r in raw_rows] == [b if b != line.encode("utf-8", "replace") else None
+                                                       for b, line in zip(written, case["lines"])]
     if "raw_errors" in expect:
         assert [r[names.error] for r in raw_rows] == expect["raw_errors"]
     assert result.streams[stream].rejected_lines == expect.get("rejected", 0)

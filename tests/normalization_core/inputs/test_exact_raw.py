@@ -29,8 +29,9 @@ SINGER_SCHEMA = {"type": "object", "properties": {
 
 
 def _write(path: Path, lines: list[str]) -> None:
+    """The lines as UTF-8, but for U+DC80..U+DCFF: bytes that are not UTF-8 (Python's `surrogateescape`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    path.write_bytes("".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape"))
     os.utime(path, (1717300000, 1717300000))
 
 

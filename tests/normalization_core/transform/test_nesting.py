@@ -25,7 +25,7 @@ def raw_frame(spark, names: SystemNames, records: list[Any]) -> DataFrame:
     """Raw rows `r0`, `r1`, ...; a value that is not an object is a rejected line."""
     extracted = datetime(2024, 6, 1, tzinfo=timezone.utc)
     rows = [(f"r{i}", "load-1", extracted, json.dumps(record), "part.jsonl", i + 1,
-             None if isinstance(record, dict) else "JSON value is not an object")
+             None if isinstance(record, dict) else "JSON value is not an object", None)
             for i, record in enumerate(records)]
     return spark.createDataFrame(rows, raw_schema(names))
 

@@ -28,14 +28,14 @@ def lines_of(case: dict) -> list[str]:
 
 def raw_frame(spark, lines: list[str]) -> DataFrame:
     extracted = datetime(2024, 6, 1, tzinfo=timezone.utc)
-    rows = [(f"r{i:02d}", "L1", extracted, text, "part.jsonl", i + 1, None) for i, text in enumerate(lines)]
+    rows = [(f"r{i:02d}", "L1", extracted, text, "part.jsonl", i + 1, None, None) for i, text in enumerate(lines)]
     return spark.createDataFrame(rows, raw_schema(NAMES))
 
 
 def classified_lines(spark, case: dict) -> DataFrame:
     """The case's records as classified lines of one load (`records` format)."""
-    lines = spark.createDataFrame([("shop", "part.jsonl", i + 1, text) for i, text in enumerate(lines_of(case))],
-                                  "stream string, file string, line long, text string")
+    lines = spark.createDataFrame([("shop", "part.jsonl", i + 1, text, None) for i, text in enumerate(lines_of(case))],
+                                  "stream string, file string, line long, text string, bytes binary")
     return record_lines(lines, F.lit(datetime(2024, 6, 1, tzinfo=timezone.utc))).withColumn(LOAD_ID, F.lit("L1"))
 
 

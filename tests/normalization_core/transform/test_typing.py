@@ -29,7 +29,7 @@ def raw_frame(spark, names: SystemNames, records: list[Any]) -> DataFrame:
     for i, record in enumerate(records):
         text = record if isinstance(record, str) else json.dumps(record)
         error = None if text.startswith("{") else "JSON value is not an object"
-        rows.append((f"r{i}", "load-1", extracted, text, "part.jsonl", i + 1, error))
+        rows.append((f"r{i}", "load-1", extracted, text, "part.jsonl", i + 1, error, None))
     return spark.createDataFrame(rows, raw_schema(names))
 
 
