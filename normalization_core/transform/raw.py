@@ -36,6 +36,8 @@ RECORD_RAW_ID = "record_raw_id"
 NOT_UTF8 = "line bytes not UTF-8 at offset "
 """How the raw error of a line whose bytes are not UTF-8 starts (then the 0-based offset of the first bad byte);
 such a line is still typed (from its text, U+FFFD in place of those bytes) when it is a JSON object."""
+TEXT_AFTER_OBJECT = "not valid JSON: text after the object"
+"""A line holding a JSON object and more (another object, a stray character): not typed, raw keeps it."""
 UPSTREAM_CHANGES = "upstream_changes"
 """Changes the producer already made to the record (Airbyte's `_airbyte_meta.changes`), when a kind has them:
 kept in raw as `<prefix>_upstream_changes` (same struct as `_norm_meta.changes`)."""
@@ -91,13 +93,19 @@ def line_texts(lines: DataFrame) -> DataFrame:
 def object_error(text: Column, parsed: Column) -> Column:
     """NULL for a JSON object, else why the text is not one; `parsed` is `try_parse_json(text)`."""
     # A VARIANT holds no duplicate keys: such an object is still valid JSON, so the text is checked again.
-    unparsed = F.when(F.json_object_keys(text).isNull(), F.lit("not valid JSON"))
     return (
         F.when(F.trim(text) == "", F.lit("empty line"))
-        .when(parsed.isNull(), unparsed)
-        .when(text.rlike(r"^\s*\{"), F.lit(None).cast("string"))
-        .otherwise(F.lit("JSON value is not an object"))
+        .when(parsed.isNull() & F.json_object_keys(text).isNull(), F.lit("not valid JSON"))
+        .when(~text.rlike(r"^\s*\{"), F.lit("JSON value is not an object"))
+        .when(~_one_value(text), F.lit(TEXT_AFTER_OBJECT))
     )
+
+
+def _one_value(text: Column) -> Column:
+    """The text holds one JSON value and nothing after it. Spark's JSON parsers read the first value and ignore the
+    rest (`{"a": 1} {"b": 2}`, two records missing their newline, would lose the second): as the first element of
+    an array with a second one, only a text holding one value leaves an array of two."""
+    return F.coalesce(F.json_array_length(F.concat(F.lit("["), text, F.lit(",0]"))) == 2, F.lit(False))
 
 
 def parsed_record(text: Column) -> Column:

@@ -193,7 +193,7 @@ def json_schema_of(values: list[Any]) -> dict[str, Any]:
         return {"type": ["null", "object"],
                 "properties": {k: json_schema_of([v.get(k) for v in values if isinstance(v, dict)]) for k in keys}}
     if kinds == {"array"}:
-        return {"type": ["null", "array"], "items": json_schema_of([i for v in values for i in v])}
+        return {"type": ["null", "array"], "items": json_schema_of([i for v in values if v is not None for i in v])}
     return {}
 
 

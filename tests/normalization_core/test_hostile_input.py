@@ -49,7 +49,7 @@ CONVENTIONS = ("native", "dlt", "airbyte", "direct")
 DISPOSITIONS = ("append", "overwrite", "append_dedup")
 EXAMPLES = int(os.environ.get("LAKENORM_HOSTILE_EXAMPLES", "2"))
 RANDOM = os.environ.get("LAKENORM_HOSTILE_RANDOM") == "1"
-NOT_RECORDS = [b"not json", b"[1, 2]", b"", b'{"id": 1} \xff', b'"text"']
+NOT_RECORDS = [b"not json", b"[1, 2]", b"", b'{"id": 1} \xff', b'"text"', b'{"id": 1} {"id": 2}']
 """Lines that are no JSON object (one is not UTF-8 either): kept in raw, not typed."""
 
 
