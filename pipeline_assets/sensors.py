@@ -1,4 +1,6 @@
-"""The landing sensor: new complete packages -> partitions + one run per load ID."""
+"""The landing sensor: new complete packages -> partitions + one run over all of them (at most
+`max_loads_per_run` load IDs a run)."""
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import dagster as dg
@@ -7,12 +9,18 @@ from normalization_core.api import LakenormConfig, Settling, SourceConfig, lande
 from pipeline_assets.partitions import load_ids_partitions
 
 
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+"""Dagster's tags of a run over a range of partitions (what a single-run backfill launches)."""
+
+
 class Landed(NamedTuple):
-    """What a tick found: load IDs not registered yet, how many units were rejected, the files still settling."""
+    """What a tick found: load IDs not registered yet, how many units were rejected, the files still settling;
+    and the source's partitions before the tick, in Dagster's order (the order partitions were added)."""
 
     new: list[str]
     rejected: int
     settling: Settling | None
+    registered: list[str]
 
 
 def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.DagsterInstance, log: object) -> Landed:
@@ -21,11 +29,12 @@ def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.Dags
     found = landed_packages(config, source)
     for rejected in found.rejected:
         log.warning(rejected.reason)  # type: ignore[attr-defined]
-    registered = set(instance.get_dynamic_partitions(load_ids_partitions(source).name))
-    new = [p.load_id for p in found.packages if p.load_id not in registered]
+    registered = list(instance.get_dynamic_partitions(load_ids_partitions(source).name))
+    known = set(registered)
+    new = [p.load_id for p in found.packages if p.load_id not in known]
     if new and found.settling is not None:
         log.info(f"{source.name}: {settling_text(found.settling)}")  # type: ignore[attr-defined]
-    return Landed(new, len(found.rejected), found.settling)
+    return Landed(new, len(found.rejected), found.settling, registered)
 
 
 def skip_reason(landed: Landed) -> str:
@@ -35,9 +44,35 @@ def skip_reason(landed: Landed) -> str:
     return reason if landed.settling is None else f"{reason}; {settling_text(landed.settling)}"
 
 
-def load_run_requests(source: SourceConfig, load_ids: list[str]) -> list[dg.RunRequest]:
-    return [dg.RunRequest(run_key=load_id, partition_key=load_id, tags={"lakenorm/source": source.name})
-            for load_id in load_ids]
+def partition_runs(order: Sequence[str], load_ids: Sequence[str], max_loads: int) -> list[list[str]]:
+    """`load_ids` grouped into runs of at most `max_loads`, each a stretch of neighbours in `order` (the source's
+    partitions as Dagster orders them: by when each was added). A run over a range covers every partition between
+    its ends, so a load ID that sits elsewhere (added earlier, by the other of sensor and polling schedule) gets a
+    run of its own or with its own neighbours."""
+    wanted, runs, current = set(load_ids), [], []
+    for key in order:
+        if key in wanted and len(current) < max_loads:
+            current.append(key)
+            continue
+        if current:
+            runs.append(current)
+        current = [key] if key in wanted else []
+    return runs + [current] if current else runs
+
+
+def load_run_requests(source: SourceConfig, order: Sequence[str], load_ids: Sequence[str]) -> list[dg.RunRequest]:
+    """One run per `partition_runs` group: a group of one load is a run of its partition, a larger one a run over
+    the range from its first to its last load (normalized in one pass, each partition still materialized alone).
+    `order`: the source's partitions once `load_ids` are added."""
+    requests = []
+    for loads in partition_runs(order, load_ids, source.max_loads_per_run):
+        tags = {"lakenorm/source": source.name}
+        if len(loads) == 1:
+            requests.append(dg.RunRequest(run_key=loads[0], partition_key=loads[0], tags=tags))
+        else:
+            requests.append(dg.RunRequest(run_key=f"{loads[0]}..{loads[-1]}",
+                                          tags={**tags, RANGE_START: loads[0], RANGE_END: loads[-1]}))
+    return requests
 
 
 def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: object | None) -> dg.SensorDefinition:
@@ -45,13 +80,15 @@ def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: obje
 
     @dg.sensor(name=f"{source.name}_landing_sensor", job=job, minimum_interval_seconds=30,
                default_status=dg.DefaultSensorStatus.RUNNING,
-               description=f"Registers complete load packages in {source.landing} and normalizes each once.")
+               description=f"Registers complete load packages in {source.landing} and normalizes each once, "
+                           f"the new ones of a tick in one run (at most {source.max_loads_per_run} a run).")
     def landing_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         landed = new_load_ids(config, source, context.instance, context.log)
         new = landed.new
         if not new:
             return dg.SensorResult(skip_reason=skip_reason(landed), cursor=context.cursor)
-        requests = load_run_requests(source, new) if job is not None else []
+        # Dagster appends the new partitions in this order before it launches the runs.
+        requests = load_run_requests(source, landed.registered + new, new) if job is not None else []
         return dg.SensorResult(run_requests=requests, cursor=new[-1],
                                dynamic_partitions_requests=[partitions.build_add_request(new)])
 

@@ -29,6 +29,7 @@ SyncMode = Literal["append", "overwrite", "append_dedup"]
 InputKindName = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
 INPUT_KINDS: tuple[str, ...] = get_args(InputKindName)
 DEFAULT_SETTLE_SECONDS = 60
+DEFAULT_MAX_LOADS_PER_RUN = 50
 SYNC_MODES: tuple[str, ...] = get_args(SyncMode)
 DEFAULT_CONFIG_FILE = "lakenorm.yaml"
 CONFIG_ENV = "LAKENORM_CONFIG"
@@ -74,6 +75,8 @@ class SourceConfig:
     but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
     register: Registration | None = None
     """Where the source's tables are registered by name (`configuration.register`); None: by path only."""
+    max_loads_per_run: int = DEFAULT_MAX_LOADS_PER_RUN
+    """In Dagster, the most load IDs one run normalizes (a sensor tick's run, a backfill's runs)."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,7 @@ def _parse_source(doc: dict, base_dir: Path, where: str, store: ObjectStore | No
         settings=parse_settings(doc.get("settings") or {}, f"{where}: settings"),
         schema_contract=SchemaContract(**parse_contract(doc.get("schema_contract"))),
         register=parse_register(doc.get("register"), where),
+        max_loads_per_run=doc.get("max_loads_per_run", DEFAULT_MAX_LOADS_PER_RUN),
     )
 
 
