@@ -7,6 +7,7 @@ from pyspark.sql import SparkSession
 
 from normalization_core.api import (
     LakenormConfig,
+    LakenormError,
     LoadResult,
     SourceConfig,
     SourceTables,
@@ -23,7 +24,7 @@ from normalization_core.api import (
     stream_plans,
     system_names,
 )
-from pipeline_assets.asset_checks import check_results, check_specs
+from pipeline_assets.asset_checks import check_events, check_results, check_specs
 from pipeline_assets.descriptions import history_description, raw_description, stream_tags, typed_description
 from pipeline_assets.metadata import (
     column_json_paths,
@@ -119,50 +120,67 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
     @dg.multi_asset(
         name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
         check_specs=check_specs(tables, plans),
-        partitions_def=load_ids_partitions(source), backfill_policy=dg.BackfillPolicy.single_run(),
+        partitions_def=load_ids_partitions(source), backfill_policy=load_ids_backfill_policy(source),
         can_subset=True, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
     def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource
-                  ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+                  ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult | dg.Output]:
         stream_of = {spec.key: s for s, spec in raw.items()} | {spec.key: s for (s, _), spec in typed.items()}
         selected = sorted({stream_of[k] for k in context.selected_asset_keys})
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
-        loads = run_load_ids(context)
+        loads, failed = run_load_ids(context), {}
         spark.start(source_input_bytes(tables, loads) if loads and selected else None)
         with spark.lost_engine_errors():
-            results = run_streams(context, spark.spark, tables, loads, streams, selected, checked)
+            results = run_streams(context, spark.spark, tables, loads, streams, selected, checked, failed)
         versions = load_table_versions(spark.spark, tables, [r.load_id for r in results]) if selected else {}
         for stream, spec in raw.items():
             per_load = raw_load_counts(results, stream)
             if per_load is not None and spec.key in context.selected_asset_keys:
                 path = tables.raw_path(stream)
                 state = table_state(spark.spark, path, tables.storage_options(path))
-                yield materialize_per_load(context, spec.key, per_load, state, versions)
+                yield from materialize_per_load(spec.key, per_load, state, versions)
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
             if per_load is not None and spec.key in context.selected_asset_keys:
                 state = typed_table_metadata(spark.spark, tables, plans[stream], table)
-                yield materialize_per_load(context, spec.key, per_load, state, versions)
-        for result in check_results(spark.spark, tables, plans, results):
-            if dg.AssetCheckKey(result.asset_key, result.check_name) in context.selected_asset_check_keys:
-                yield result
+                yield from materialize_per_load(spec.key, per_load, state, versions)
+        yield from check_events(context, check_results(spark.spark, tables, plans, results))
+        if failed:
+            raise failed_loads_error(failed)
 
     return normalize
 
 
+def load_ids_backfill_policy(source: SourceConfig) -> dg.BackfillPolicy:
+    """A backfill's (and Declarative Automation's) runs each cover at most `max_loads_per_run` neighbouring
+    partitions, normalized in one pass."""
+    return dg.BackfillPolicy.multi_run(max_partitions_per_run=source.max_loads_per_run)
+
+
+def failed_loads_error(failed: dict[str, LakenormError]) -> LakenormError:
+    """The run fails once the other loads are materialized: with the error of its one failed load, or one naming
+    each failed load and its error."""
+    if len(failed) == 1:
+        return next(iter(failed.values()))
+    return LakenormError(f"{len(failed)} loads failed, the others were normalized: "
+                         + "; ".join(f"{load_id}: {err}" for load_id, err in failed.items()))
+
+
 def run_streams(context: dg.AssetExecutionContext, spark: SparkSession, tables: SourceTables,
-                run_loads: list[str] | None, streams: list[str], selected: list[str], checked: list[str]
-                ) -> list[LoadResult]:
+                run_loads: list[str] | None, streams: list[str], selected: list[str], checked: list[str],
+                failed: dict[str, LakenormError]) -> list[LoadResult]:
     """Normalize the run's loads (`run_load_ids`) for the `selected` streams (a stream is the unit: selecting any
     of its tables writes all of them; other streams are neither read nor written); `checked` streams (checks
     selected without their assets) are only read back from the registry, for their checks. A run without
-    partitions (table-wide checks alone) checks every registered load."""
+    partitions (table-wide checks alone) checks every registered load. A load that fails lands nothing and goes
+    into `failed` (load ID: error); the others go on."""
     source = tables.source
-    loads = run_loads or registered_load_ids(spark, tables)
+    loads = registered_load_ids(spark, tables) if run_loads is None else run_loads
     results = []
     if selected:
         context.log.info(f"normalizing loads {', '.join(loads)} of source {source.name}, streams {', '.join(selected)}")
-        results = normalize_source(spark, tables, loads, streams=None if selected == sorted(streams) else selected)
+        results = normalize_source(spark, tables, loads, on_error=failed.__setitem__,
+                                   streams=None if selected == sorted(streams) else selected)
     if checked:
         context.log.info(f"checking loads {', '.join(loads)} of source {source.name}, streams {', '.join(checked)}")
         results = merge_results(results, registered_source_results(spark, tables, loads, checked))
@@ -174,9 +192,14 @@ def run_load_ids(context: dg.AssetExecutionContext) -> list[str] | None:
     if not (context.has_partition_key or context.has_partition_key_range):
         return None
     try:
-        return list(context.partition_keys)
+        keys = list(context.partition_keys)
     except dg.DagsterInvariantViolationError:
         return None
+    if not keys:  # Dagster runs a range whose start was added after its end, over no partition
+        span = context.partition_key_range
+        raise LakenormError(f"the run's partition range {span.start} to {span.end} holds no partition (its start "
+                            "was added after its end): run these load IDs from the partitions page")
+    return keys
 
 
 def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[LoadResult]:
@@ -200,16 +223,16 @@ def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: Stream
             **name_collisions(plan, doc["name"])}
 
 
-def materialize_per_load(context: dg.AssetExecutionContext, key: dg.AssetKey, per_load: dict[str, dict],
-                         table_wide: dict, versions: dict[str, dict[str, int]] | None = None) -> dg.MaterializeResult:
-    """One materialization per partition of the run: each load's own counts (partition-scoped
-    metadata), plus what describes the whole table after the run (row count, schema, lineage).
+def materialize_per_load(key: dg.AssetKey, per_load: dict[str, dict], table_wide: dict,
+                         versions: dict[str, dict[str, int]] | None = None) -> Iterator[dg.AssetMaterialization]:
+    """One materialization per load the run normalized, each with that load's own counts, plus what describes the
+    whole table after the run (row count, schema, lineage). Each is yielded for its partition (the table assets are
+    skippable: no output), so a load of the run that failed gets none and its partition shows the failure.
     `versions`: per load, the Delta version its commit gave each table (`delta_version` of the partition)."""
     for load_id, counts in per_load.items():
         version = (versions or {}).get(load_id, {}).get(key.path[-1])
         counts = counts if version is None else {**counts, "delta_version": version}
-        context.add_asset_metadata(counts, asset_key=key, partition_key=load_id)
-    return dg.MaterializeResult(asset_key=key, metadata=table_wide)
+        yield dg.AssetMaterialization(asset_key=key, partition=load_id, metadata={**table_wide, **counts})
 
 
 def source_job_name(source: SourceConfig) -> str:

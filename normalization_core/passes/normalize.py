@@ -91,10 +91,11 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
     per table.
 
     The result equals normalizing them one by one, except that an inferred stream's schema is inferred from
-    all loads of the pass at once (as a rebuild does), not evolved load after load. A package
-    that fails before anything is committed (an unreadable file, a stream its manifest does not list)
-    makes its pass run load by load instead, so the other loads still land and its error is raised, or,
-    with `on_error`, handed to it (load ID, error) while the remaining loads go on.
+    all loads of the pass at once (as a rebuild does), not evolved load after load. A package that fails
+    (an unreadable file, a stream its manifest does not list, a change its schema contract refuses: all
+    found before anything is committed) makes its pass run load by load instead, so the other loads still
+    land and its error is raised, or, with `on_error`, handed to it (load ID, error) while the remaining
+    loads go on.
 
     `streams`: normalize those streams of the loads only (`stream_subset`); a load without any of them
     gets an empty result and nothing is written for it.
@@ -113,7 +114,7 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
         with small_input_conf(spark, _input_bytes(chunk)), tagged_commits(spark, [p.load_id for p in chunk]):
             try:
                 results += _normalize_pass(spark, tables, chunk, streams)
-            except PackageError:
+            except LakenormError:  # a bad package, a change its contract refuses: the others still land
                 if len(chunk) == 1 and on_error is None:
                     raise
                 results += _load_by_load(spark, tables, chunk, on_error, streams)
