@@ -14,6 +14,7 @@ from normalization_core.configuration.config import (
     LakenormConfig,
     SourceConfig,
     load_config,
+    stream_upstream,
 )
 from normalization_core.configuration.validation import config_schema, config_yaml, schema_path
 from normalization_core.schema.stream_settings import resolve_primary_key
@@ -72,7 +73,7 @@ from normalization_core.transform.raw import raw_schema
 __all__ = [
     # configuration and errors
     "CONFIG_ENV", "ConfigError", "DEFAULT_CONFIG_FILE", "LakenormConfig", "LakenormError", "SourceConfig",
-    "config_schema", "config_yaml", "load_config", "schema_path",
+    "config_schema", "config_yaml", "load_config", "schema_path", "stream_upstream",
     # Spark (`engine`: the local Spark Connect server)
     "build_spark_session", "engine", "ensure_class_archive", "lost_engine_errors", "recording_session", "serving",
     "small_input_conf", "spark_session",

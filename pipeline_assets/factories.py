@@ -22,9 +22,11 @@ from normalization_core.api import (
     registered_source_results,
     source_input_bytes,
     stream_plans,
+    stream_upstream,
     system_names,
 )
 from pipeline_assets.asset_checks import check_events, check_results, check_specs
+from pipeline_assets.automation import build_automation_sensor, source_automation_condition
 from pipeline_assets.descriptions import history_description, raw_description, stream_tags, typed_description
 from pipeline_assets.metadata import (
     column_json_paths,
@@ -51,7 +53,9 @@ def raw_asset_specs(tables: SourceTables, streams: list[str],
     for stream in streams:
         table = tables.raw_table(stream)
         specs[stream] = dg.AssetSpec(
-            [source.name, table], skippable=True, group_name=source.name, kinds={"spark", "delta"},
+            [source.name, table], deps=[dg.AssetKey(list(k)) for k in stream_upstream(source, stream)],
+            skippable=True, group_name=source.name, kinds={"spark", "delta"},
+            automation_condition=source_automation_condition(source),
             description=raw_description(source, stream, (plans or {}).get(stream)),
             tags=stream_tags(source, (plans or {}).get(stream), "raw"),
             metadata={"dagster/table_name": catalog_table_name(source, table),
@@ -78,7 +82,7 @@ def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: d
             columns = column_schema(document_columns(table))
             specs[(stream, table["name"])] = dg.AssetSpec(
                 [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
-                kinds={"spark", "delta"},
+                kinds={"spark", "delta"}, automation_condition=source_automation_condition(source),
                 description=typed_description(source, plan, table["name"], upstream.path[-1]),
                 tags=stream_tags(source, plan, "child" if parent else "root"),
                 metadata={"dagster/table_name": catalog_table_name(source, table["name"]),
@@ -101,6 +105,7 @@ def _history_spec(source: SourceConfig, plan: StreamPlan, table: str, raw: dg.As
     columns = column_schema(document_columns(root))
     return dg.AssetSpec(
         [source.name, table], deps=[raw.key], skippable=True, group_name=source.name, kinds={"spark", "delta"},
+        automation_condition=source_automation_condition(source),
         description=history_description(source, plan), tags=stream_tags(source, plan, "history"),
         metadata={"dagster/table_name": catalog_table_name(source, table), "dagster/column_schema": columns,
                   "stream": plan.settings.name, "write_disposition": plan.disposition.name},
@@ -249,9 +254,12 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     assets = build_source_assets(config, source, streams, plans)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
                               description=f"Normalize one load package of source {source.name!r}.")
-    jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), job)
+    automated = source.automation == "on_upstream"  # the landing sensor then registers loads, automation runs them
+    jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), None if automated else job)
     rebuild = rebuild_job(tables, [s for s in streams if s in plans])
     system = system_table_assets(config, source)
+    sensors = [build_landing_sensor(config, source, job=None if automated else job)]
+    if automated:
+        sensors.append(build_automation_sensor(source, assets.keys))
     return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],
-                          schedules=schedules,
-                          sensors=[build_landing_sensor(config, source, job=job)])
+                          schedules=schedules, sensors=sensors)

@@ -78,10 +78,12 @@ def load_run_requests(source: SourceConfig, order: Sequence[str], load_ids: Sequ
 def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: object | None) -> dg.SensorDefinition:
     partitions = load_ids_partitions(source)
 
+    runs = (f"normalizes each once, the new ones of a tick in one run (at most {source.max_loads_per_run} a run)"
+            if source.automation == "sensor" else "leaves their runs to the source's automation")
+
     @dg.sensor(name=f"{source.name}_landing_sensor", job=job, minimum_interval_seconds=30,
                default_status=dg.DefaultSensorStatus.RUNNING,
-               description=f"Registers complete load packages in {source.landing} and normalizes each once, "
-                           f"the new ones of a tick in one run (at most {source.max_loads_per_run} a run).")
+               description=f"Registers complete load packages in {source.landing} and {runs}.")
     def landing_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
         landed = new_load_ids(config, source, context.instance, context.log)
         new = landed.new

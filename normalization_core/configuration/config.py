@@ -34,6 +34,9 @@ SYNC_MODES: tuple[str, ...] = get_args(SyncMode)
 DEFAULT_CONFIG_FILE = "lakenorm.yaml"
 CONFIG_ENV = "LAKENORM_CONFIG"
 DEFAULT_SPARK = {"master": "local[2]"}
+AssetKeys = tuple[tuple[str, ...], ...]
+"""Dagster asset keys, each the tuple of its parts (the library itself does not import Dagster)."""
+AutomationName = Literal["sensor", "on_upstream"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class StreamOverride:
     schema: StreamSchema | None = None
     """The stream's schema from its `schema_file` (`lakenorm schema` output, edited): evolved from, not inferred."""
     """Hints per root column of an inferred stream by record key (matched after normalizing), as dlt's `columns=`."""
+    upstream: AssetKeys | None = None
+    """What produces the stream's landing (Dagster asset keys), instead of the source's `upstream`."""
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,13 @@ class SourceConfig:
     but only Spark and delta-rs's query engine read such tables (not `to_pyarrow_table()`)."""
     register: Registration | None = None
     """Where the source's tables are registered by name (`configuration.register`); None: by path only."""
+    upstream: AssetKeys = ()
+    """The Dagster assets that produce the landing: every raw table depends on them (SPEC §8)."""
     max_loads_per_run: int = DEFAULT_MAX_LOADS_PER_RUN
     """In Dagster, the most load IDs one run normalizes (a sensor tick's run, a backfill's runs)."""
+    automation: AutomationName = "sensor"
+    """In Dagster, what runs new loads: the landing sensor (`sensor`), or Declarative Automation once the source's
+    upstream assets have materialized (`on_upstream`; the sensor then only registers them)."""
 
 
 @dataclass(frozen=True)
@@ -191,7 +201,9 @@ def _parse_source(doc: dict, base_dir: Path, where: str, store: ObjectStore | No
         settings=parse_settings(doc.get("settings") or {}, f"{where}: settings"),
         schema_contract=SchemaContract(**parse_contract(doc.get("schema_contract"))),
         register=parse_register(doc.get("register"), where),
+        upstream=_asset_keys(doc.get("upstream") or [], f"{where}: upstream"),
         max_loads_per_run=doc.get("max_loads_per_run", DEFAULT_MAX_LOADS_PER_RUN),
+        automation=doc.get("automation", "sensor"),
     )
 
 
@@ -218,6 +230,7 @@ def _parse_stream_overrides(doc: dict, base_dir: Path, where: str, convention: s
             columns=parse_column_hints(body.get("columns") or {}),
             schema=_schema_file(body, base_dir, at, str(stream), convention).get(str(stream)),
             schema_contract=parse_contract(body.get("schema_contract")),
+            upstream=None if body.get("upstream") is None else _asset_keys(body["upstream"], f"{at}: upstream"),
         )
     return overrides
 
@@ -249,6 +262,21 @@ def _resolve_location(location: str, base_dir: Path, where: str) -> str:
             raise ConfigError(where, f"warehouse {location!r} names no bucket (s3a://bucket[/prefix])")
         return location.rstrip("/")
     return str((base_dir / location).resolve())
+
+
+def _asset_keys(values: list[str | list[str]], where: str) -> AssetKeys:
+    """Asset keys as lists of parts or as the UI writes them (`dlt/github_issues`)."""
+    keys = tuple(tuple(v.split("/")) if isinstance(v, str) else tuple(v) for v in values)
+    for key in keys:
+        if not all(key):
+            raise ConfigError(where, f"upstream asset key {'/'.join(key)!r} has an empty part")
+    return keys
+
+
+def stream_upstream(source: SourceConfig, stream: str) -> AssetKeys:
+    """The asset keys that produce a stream's landing: its own `upstream`, else its source's."""
+    override = source.streams.get(stream)
+    return source.upstream if override is None or override.upstream is None else override.upstream
 
 
 def _path(value: str | list[str]) -> tuple[str, ...]:
