@@ -21,7 +21,7 @@ from normalization_core.io.spark import DEFAULT_CONNECT_PORT
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import source_job_name
 from pipeline_assets.partitions import load_ids_partitions
-from pipeline_assets.sensors import RANGE_END, RANGE_START
+from pipeline_assets.sensors import loads_of_run
 
 SOURCE = "shop"
 ENGINE_FOLDER = "engine"
@@ -113,7 +113,8 @@ def run_sensor_and_runs(config: LakenormConfig, instance: dg.DagsterInstance, en
                         "dagster/run_key": request.run_key}
                 result = job.execute_in_process(instance=instance, partition_key=request.partition_key,
                                                 tags=tags, raise_on_error=False)
-                runs.append(DemoRun(requested_loads(request, instance, source), result.success))
+                order = instance.get_dynamic_partitions(load_ids_partitions(source).name)
+                runs.append(DemoRun(loads_of_run(result.dagster_run.tags, order), result.success))
             if tick.run_requests:  # the registry and versions tables changed: the asset graph shows their state
                 defs.resolve_job_def(f"{source.name}_observe_system_tables").execute_in_process(instance=instance)
     return runs
@@ -144,11 +145,3 @@ def run_demo(root: Path, spec: SampleSpec, land_only: bool = False) -> int:
     print(f"open the UI: make ui  (or lakenorm engine start, then cd {root / 'dagster_home'} && DAGSTER_HOME=$PWD "
           f"LAKENORM_CONFIG={root / 'lakenorm.yaml'} dagster dev -w <repo>/workspace.yaml)")
     return 0 if all(r.success for r in runs) else 1
-
-
-def requested_loads(request: dg.RunRequest, instance: dg.DagsterInstance, source: SourceConfig) -> list[str]:
-    """The load IDs a run request covers: its partition, or the partitions of its range."""
-    if request.partition_key is not None:
-        return [request.partition_key]
-    keys = instance.get_dynamic_partitions(load_ids_partitions(source).name)
-    return keys[keys.index(request.tags[RANGE_START]):keys.index(request.tags[RANGE_END]) + 1]

@@ -224,8 +224,9 @@ def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadR
 def _load_checks(source: SourceConfig, table: str, name: str, outcomes: dict[str, data_checks.CheckOutcome],
                  what: str) -> LoadChecks:
     key = dg.AssetKey([source.name, table])
-    return LoadChecks(dg.AssetCheckKey(key, name), {
-        load_id: _check_result(key, name, outcome, what, {"load_id": load_id}) for load_id, outcome in outcomes.items()})
+    by_load = {load_id: _check_result(key, name, outcome, what, {"load_id": load_id})
+               for load_id, outcome in outcomes.items()}
+    return LoadChecks(dg.AssetCheckKey(key, name), by_load)
 
 
 def _result(source: SourceConfig, table: str, name: str, outcome: data_checks.CheckOutcome,

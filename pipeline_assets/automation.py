@@ -28,7 +28,8 @@ def source_automation_condition(source: SourceConfig) -> dg.AutomationCondition 
     return new_load_condition() if source.automation == "on_upstream" else None
 
 
-def build_automation_sensor(source: SourceConfig, keys: Iterable[dg.AssetKey]) -> dg.AutomationConditionSensorDefinition:
+def build_automation_sensor(source: SourceConfig, keys: Iterable[dg.AssetKey]
+                            ) -> dg.AutomationConditionSensorDefinition:
     """The source's automation condition sensor, running by default (Dagster's default one is stopped). A tick that
     requests several partitions is one backfill, run as ranges of at most `max_loads_per_run` partitions."""
     return dg.AutomationConditionSensorDefinition(

@@ -129,7 +129,7 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
         can_subset=True, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
     def normalize(context: dg.AssetExecutionContext, spark: SparkSessionResource
-                  ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult | dg.Output]:
+                  ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult | dg.AssetCheckEvaluation | dg.Output]:
         stream_of = {spec.key: s for s, spec in raw.items()} | {spec.key: s for (s, _), spec in typed.items()}
         selected = sorted({stream_of[k] for k in context.selected_asset_keys})
         checked = sorted({stream_of[k.asset_key] for k in context.selected_asset_check_keys} - set(selected))
@@ -253,7 +253,7 @@ def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg
     plans = stream_plans(source, stored_in=tables)
     assets = build_source_assets(config, source, streams, plans)
     job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
-                              description=f"Normalize one load package of source {source.name!r}.")
+                              description=f"Normalize load packages of source {source.name!r}.")
     automated = source.automation == "on_upstream"  # the landing sensor then registers loads, automation runs them
     jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), None if automated else job)
     rebuild = rebuild_job(tables, [s for s in streams if s in plans])

@@ -1,6 +1,6 @@
 """The landing sensor: new complete packages -> partitions + one run over all of them (at most
 `max_loads_per_run` load IDs a run)."""
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 import dagster as dg
@@ -73,6 +73,16 @@ def load_run_requests(source: SourceConfig, order: Sequence[str], load_ids: Sequ
             requests.append(dg.RunRequest(run_key=f"{loads[0]}..{loads[-1]}",
                                           tags={**tags, RANGE_START: loads[0], RANGE_END: loads[-1]}))
     return requests
+
+
+def loads_of_run(tags: Mapping[str, str], order: Sequence[str]) -> list[str]:
+    """The load IDs a run covers, from its tags: its partition, or its range of `order` (the source's partitions
+    as Dagster orders them); [] for a run of neither."""
+    if "dagster/partition" in tags:
+        return [tags["dagster/partition"]]
+    if RANGE_START not in tags or tags[RANGE_START] not in order or tags.get(RANGE_END) not in order:
+        return []
+    return list(order[order.index(tags[RANGE_START]):order.index(tags[RANGE_END]) + 1])
 
 
 def build_landing_sensor(config: LakenormConfig, source: SourceConfig, job: object | None) -> dg.SensorDefinition:

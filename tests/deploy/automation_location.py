@@ -1,7 +1,6 @@
 """A code location as a user's project holds one: an extractor's asset that lands load packages, and lakenorm's
-definitions of the configuration in $LAKENORM_CONFIG, whose source `auto` names the extractor as its upstream."""
-from __future__ import annotations
-
+definitions of the configuration in $LAKENORM_CONFIG, whose source `auto` names the extractor as its upstream.
+(No postponed annotations: Dagster reads the asset's config class from its annotation.)"""
 import dagster as dg
 
 from lakenorm_app.demo import land_missing_packages

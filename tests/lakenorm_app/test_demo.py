@@ -1,6 +1,5 @@
 """`lakenorm demo`: sample packages through the sensor and its run into a persistent local instance, the run a client
-of a local engine the demo starts and stops; a fresh session on the same metastore reads the demo's tables by name
-(issue 38)."""
+of a local engine the demo starts and stops; a fresh session on the same metastore reads the demo's tables by name."""
 from __future__ import annotations
 
 import json
