@@ -96,17 +96,18 @@ def run_sensor_and_runs(config: LakenormConfig, instance: dg.DagsterInstance, en
     """One sensor tick per source, its partitions added, then its run requests executed in order (one run over
     the tick's new loads), through the configuration's engine (started only when there is a run)."""
     defs = build_definitions(config)
-    ticks = {}
+    ticks = []
     for source in config.sources:
         sensor = defs.resolve_sensor_def(f"{source.name}_landing_sensor")
-        ticks[source] = tick = sensor(dg.build_sensor_context(instance=instance, definitions=defs))  # a SensorResult
+        tick = sensor(dg.build_sensor_context(instance=instance, definitions=defs))  # a SensorResult
+        ticks.append((source, tick))
         for request in tick.dynamic_partitions_requests or []:
             instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-    if not any(tick.run_requests for tick in ticks.values()):
+    if not any(tick.run_requests for _, tick in ticks):
         return []
     runs = []
     with demo_engine(config, engine_folder):
-        for source, tick in ticks.items():
+        for source, tick in ticks:
             job = defs.resolve_job_def(source_job_name(source))
             for request in tick.run_requests or []:
                 tags = {**request.tags, "dagster/sensor_name": f"{source.name}_landing_sensor",

@@ -256,7 +256,8 @@ def test_packages_landing_at_once_run_batched_and_side_by_side_under_the_daemon(
 def test_an_upstream_materialization_lands_packages_that_automation_normalizes_in_one_run(stack):
     instance = stack.instance
     until(stack, lambda: automation_ticked(instance, "auto_automation"), "a first tick of auto_automation", 600)
-    landed = dg.materialize([extract], instance=instance, run_config={"ops": {"extract": {"config": {"packages": 2}}}})
+    two_packages = {"ops": {extract.op.name: {"config": {"packages": 2}}}}
+    landed = dg.materialize([extract], instance=instance, run_config=two_packages)
     assert landed.success
     load_ids = sorted(p.name for p in load_config(stack.config).source("auto").landing.iterdir())
     (run,) = finished_runs(stack, "auto", 1)
