@@ -19,7 +19,7 @@ class Extract(dg.Config):
 @dg.asset(key=UPSTREAM)
 def extract(config: Extract) -> None:
     land_missing_packages(load_config().source("auto").landing,
-                          SampleSpec(packages=config.packages, orders=5, customers=3, events=4))
+                          SampleSpec(packages=config.packages, orders=5, customers=3, events=4, source="auto"))
 
 
 @dg.definitions
