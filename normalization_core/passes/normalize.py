@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial, reduce
+from functools import partial
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -20,6 +20,7 @@ from normalization_core.errors import LakenormError, PackageError, UnknownLoadEr
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.ledger import record_files
+from normalization_core.io.connect import union_all
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.load_packages import Discovery, LoadPackage
@@ -286,7 +287,7 @@ def _classified_lines(spark: SparkSession, source: SourceConfig, packages: list[
     kind = source_input(source)
     frames = [without_streams(kind.classify(spark, p), dropped[p.load_id]).withColumn(R.LOAD_ID, F.lit(p.load_id))
               for p in packages]
-    return reduce(DataFrame.unionByName, frames)
+    return union_all(frames)
 
 
 def _count_lines(packages: list[LoadPackage], lines: DataFrame, streams: list[str]) -> dict[str, _Counts]:
