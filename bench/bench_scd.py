@@ -3,7 +3,7 @@
 In one Spark session, for each history size it builds the stream's history and current tables with Spark
 ranges (no files: `--versions` versions per key, as one rebuild, which writes them in key order), then applies
 the same package of `--updates` new versions (keys spread over the smallest key space, or with `--spread` over
-each history's own) with the incremental path (a replaceWhere of the touched keys' range per table, session 20; a
+each history's own) with the incremental path (a replaceWhere of the touched keys' range per table since 6af9f45; a
 MERGE before), and prints the update times and their ratio. A ratio near 1 means the cost does not grow with the
 table; it also prints how many files the update rewrote or marked.
 Each size runs with deletion vectors off and on (`--deletion-vectors`), printing the Spark jobs and wall time

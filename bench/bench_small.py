@@ -9,7 +9,7 @@ generated once. Then, one after another on the same files:
 - lakenorm in a warm session (Spark's event log on): the first package untimed, then the second, with the Spark
   jobs (and Delta's log replays among them), Delta commits, data files and processes (the machine's fork
   counter: Hadoop's `chmod`/`readlink`) it started;
-- lakenorm through the engine (`spark: {remote: ...}`, issue 34): the engine's cold start (`lakenorm engine
+- lakenorm through the engine (`spark: {remote: ...}`): the engine's cold start (`lakenorm engine
   start`, once per machine), a warm-up of both packages into a warehouse of its own, then the whole `lakenorm
   normalize` client process for the first package into a fresh warehouse and then the second; the engine is
   stopped at the end;

@@ -1,4 +1,4 @@
-"""Benchmark: what a wide load costs (issue 33): a stream of `--columns` columns nested `--depth` deep and 100 real
+"""Benchmark: what a wide load costs: a stream of `--columns` columns nested `--depth` deep and 100 real
 GitHub events (dlt's test page: hundreds of columns, 7 tables), each its own load under `dlt` without a catalog.
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_wide.py [--columns 1000] [--depth 8] [--records 20] \

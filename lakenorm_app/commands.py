@@ -6,6 +6,7 @@ longer tuple to `main`, without reaching into argparse.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
 import time
@@ -31,6 +32,7 @@ from normalization_core.api import (
     pending_packages,
     read_table,
     rebuild_stream,
+    record_changed_files,
     schema_document,
     serving,
     settling_text,
@@ -60,8 +62,19 @@ def option(*flags: str, **options) -> Argument:
     return Argument(flags, options)
 
 
+def installed_version() -> str:
+    """lakenorm's version as installed: the one `pyproject.toml` names (its single source; CHANGELOG.md says what
+    each version changed)."""
+    try:
+        return importlib.metadata.version("lakenorm")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
+
+
 def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakenorm", description="Raw JSON load packages -> typed Delta tables.")
+    parser.add_argument("--version", action="version", version=f"lakenorm {installed_version()}",
+                        help="print lakenorm's version and exit")
     parser.add_argument("--config", help="configuration file (default: $LAKENORM_CONFIG or ./lakenorm.yaml)")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in commands:
@@ -149,9 +162,13 @@ def normalize_pending(spark: SparkSession, config: LakenormConfig, source: Sourc
     rejected = [r.reason for r in found.rejected if (source.name, "rejected", r.reason) not in seen]
     for reason in rejected:
         report.failed(source.name, None, reason)
+    for change in found.changed:  # a replaced file: said once, then recorded (a touched one: recorded silently)
+        if change.warning:
+            report.warned(source.name, change.warning)
     load_ids = [p.load_id for p in found.packages if (source.name, "load", p.load_id) not in seen]
     seen.update([(source.name, "rejected", r) for r in rejected] + [(source.name, "load", i) for i in load_ids])
     failures = len(rejected) + normalize_and_report(spark, config, source, load_ids, report)
+    record_changed_files(spark, config, source, found.changed)
     if found.settling is not None:
         lead = "waiting for " if waiting else "" if load_ids else "nothing to normalize yet; "
         report.settling(source.name, lead, found.settling)

@@ -14,10 +14,14 @@ import dagster as dg
 import yaml
 
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
-from normalization_core.api import LakenormConfig, SourceConfig, SourceTables, config_yaml, engine, load_config
-from normalization_core.io.engine import ENGINE_DIR_ENV
-from normalization_core.io.maintenance import logged_row_count
-from normalization_core.io.spark import DEFAULT_CONNECT_PORT
+from normalization_core.api import (
+    LakenormConfig,
+    SourceTables,
+    config_yaml,
+    engine,
+    load_config,
+    logged_row_count,
+)
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import source_job_name
 from pipeline_assets.partitions import load_ids_partitions
@@ -56,13 +60,13 @@ def demo_engine_address(root: Path) -> str:
     127.0.0.1:15002, or a free port when something else listens there."""
     existing = root / "lakenorm.yaml"
     named = (yaml.safe_load(existing.read_text()) or {}).get("spark", {}).get("remote") if existing.is_file() else None
-    return named or f"sc://{engine.DEFAULT_HOST}:{engine.free_port(DEFAULT_CONNECT_PORT)}"
+    return named or f"sc://{engine.DEFAULT_HOST}:{engine.free_port(engine.DEFAULT_CONNECT_PORT)}"
 
 
 @contextmanager
 def demo_engine(config: LakenormConfig, directory: Path) -> Iterator[None]:
     """The configuration's engine for a block: the running one, else one started now and stopped afterwards."""
-    os.environ[ENGINE_DIR_ENV] = str(directory)  # the runs' `serving` finds it there
+    os.environ[engine.ENGINE_DIR_ENV] = str(directory)  # the runs' `serving` finds it there
     if engine.status(directory).state != "stopped":
         yield
         return
@@ -108,8 +112,8 @@ def run_sensor_and_runs(config: LakenormConfig, instance: dg.DagsterInstance, en
     runs = []
     with demo_engine(config, engine_folder):
         for source, tick in ticks:
-            job = defs.resolve_job_def(source_job_name(source))
-            for request in tick.run_requests or []:
+            for request in tick.run_requests or []:  # its normalize runs (and a file ledger run of producer files)
+                job = defs.resolve_job_def(request.job_name or source_job_name(source))
                 tags = {**request.tags, "dagster/sensor_name": f"{source.name}_landing_sensor",
                         "dagster/run_key": request.run_key}
                 result = job.execute_in_process(instance=instance, partition_key=request.partition_key,

@@ -1,4 +1,4 @@
-"""What `lakenorm normalize` says while it works (issue 36): one of three reports.
+"""What `lakenorm normalize` says while it works: one of three reports.
 
 - `plain` (stdout is not a terminal: a pipe, a log, a cron job): the lines it has always printed, one per table a
   load wrote, and a line per source with nothing to do or files still settling; nothing else changes;
@@ -7,7 +7,7 @@
 - `json` (`--json`, for scripts): nothing while it works, then one JSON document on stdout with every load's
   results, the errors and what still settles.
 
-Errors go to stderr as one line each, whatever the report (SPEC §9).
+Errors and warnings go to stderr as one line each, whatever the report (SPEC §9).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class Report:
         self.out = out or sys.stdout
         self.loads: list[LoadResult] = []
         self.errors: list[dict[str, str | None]] = []
+        self.warnings: list[dict[str, str]] = []
         self.notes: list[dict[str, Any]] = []
         self.seconds: dict[str, float] = defaultdict(float)
         self._started: dict[str, float] = {}
@@ -69,6 +70,12 @@ class Report:
         print(f"lakenorm: {message}", file=sys.stderr, flush=True)
         self.errors.append({"source": source, "load_id": load_id, "error": message})
 
+    def warned(self, source: str, message: str) -> None:
+        """Something to know that fails nothing (a producer file replaced after it was normalized): one line on
+        stderr."""
+        print(f"lakenorm: warning: {source}: {message}", file=sys.stderr, flush=True)
+        self.warnings.append({"source": source, "warning": message})
+
     def note(self, source: str, text: str, settling: Settling | None = None) -> None:
         """Nothing to normalize, or files still settling."""
         if self.mode == "json":
@@ -82,7 +89,8 @@ class Report:
 
     def finish(self) -> None:
         if self.mode == "json":
-            json.dump({"loads": [load_document(r) for r in self.loads], "errors": self.errors, "notes": self.notes,
+            json.dump({"loads": [load_document(r) for r in self.loads], "errors": self.errors,
+                       "warnings": self.warnings, "notes": self.notes,
                        "seconds": {s: round(t, 3) for s, t in self.seconds.items()}}, self.out, indent=2)
             self.out.write("\n")
         elif self.mode == "terminal" and self.loads:

@@ -20,14 +20,21 @@ from normalization_core.configuration.validation import config_schema, config_ya
 from normalization_core.schema.stream_settings import resolve_primary_key
 from normalization_core.dispositions import Disposition, TableCheck
 from normalization_core.errors import ConfigError, LakenormError
-from normalization_core.inputs.landing import known_streams, landed_packages
+from normalization_core.inputs.landing import (
+    keeps_file_ledger,
+    known_streams,
+    landed_packages,
+    landed_since,
+    record_changed_files,
+)
 from normalization_core.inputs.settling import settling_text
 from normalization_core.io import engine
 from normalization_core.io.engine_runs import lost_engine_errors, serving
 from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.io.load_packages import Settling
+from normalization_core.io.load_packages import LoadPackage, Settling
 from normalization_core.io.maintenance import (
+    logged_row_count,
     logged_version_and_rows,
     maintain_tables,
     table_row_count,
@@ -79,7 +86,7 @@ __all__ = [
     "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
     "Disposition", "Settling", "SourceTables", "StreamPlan", "SystemNames", "TableCheck", "history_table",
-    "known_streams", "landed_packages",
+    "LoadPackage", "keeps_file_ledger", "known_streams", "landed_packages", "landed_since", "record_changed_files",
     "output_tables", "pending_packages", "raw_schema", "resolve_primary_key", "settling_text", "stream_plans",
     "system_names",
     # normalizing and what it returns or registered
@@ -89,8 +96,8 @@ __all__ = [
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables
-    "is_delta_table", "is_uri", "key_ordered_tables", "logged_version_and_rows", "maintain_tables", "read_table",
-    "table_row_count", "table_rows_and_schema", "table_schema", "table_size_bytes",
+    "is_delta_table", "is_uri", "key_ordered_tables", "logged_row_count", "logged_version_and_rows", "maintain_tables",
+    "read_table", "table_row_count", "table_rows_and_schema", "table_schema", "table_size_bytes",
     # checks
     "data_checks",
     # tables by name and snapshots (`register:`, SPEC §11)

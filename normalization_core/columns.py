@@ -54,6 +54,12 @@ class SystemNames:
     """Child tables also carry the record's raw id, extracted at and normalized at (Airbyte's do)."""
     stream_loads_table: str = ""
     """Where the per-(load, stream) registry lives when `loads_table` has dlt's shape (one row per load)."""
+    record_row_key: bool = False
+    """A record's own key named as the root table's row key column (`_dlt_id`) sets its row's key, as dlt's
+    normalizer does, instead of being renamed like other keys named as system columns."""
+    foreign_names: tuple[str, ...] = ()
+    """Names the producer's own tables use for their system columns (Airbyte's Destinations V2): never given
+    to data, so that a reader expecting them finds none holding a record's value."""
 
     @property
     def registry_table(self) -> str:
@@ -134,7 +140,7 @@ DLT = SystemNames(
     valid_from="_dlt_valid_from", valid_to="_dlt_valid_to", is_current="_dlt_is_current",
     unique_key="_dlt_unique_key", unique_key_scd="_dlt_unique_key_scd",
     loads_table="_dlt_loads", versions_table="_dlt_version", raw_table_prefix="_dlt_raw_",
-    stream_loads_table="_dlt_stream_loads",
+    stream_loads_table="_dlt_stream_loads", record_row_key=True,
 )
 
 AIRBYTE = SystemNames(
@@ -146,6 +152,7 @@ AIRBYTE = SystemNames(
     unique_key="_airbyte_unique_key", unique_key_scd="_airbyte_unique_key_scd",
     loads_table="_airbyte_loads", versions_table="_airbyte_versions",
     raw_table_prefix="_airbyte_raw_", child_record_columns=True,
+    foreign_names=("_airbyte_raw_id", "_airbyte_extracted_at", "_airbyte_loaded_at", "_airbyte_generation_id"),
 )
 
 # Columns of the load registry (`_norm_loads`), the same under every convention.

@@ -42,6 +42,7 @@ from normalization_core.api import (
     table_size_bytes,
 )
 from pipeline_assets.partitions import load_ids_partitions
+from pipeline_assets.translator import TableKeys
 
 ROWS_TYPED, NO_ORPHANS, UNIQUE_KEY = data_checks.ROWS_TYPED, data_checks.NO_ORPHANS, data_checks.UNIQUE_KEY
 ONE_CURRENT, NO_OVERLAP, NO_REJECTED = data_checks.ONE_CURRENT, data_checks.NO_OVERLAP, data_checks.NO_REJECTED
@@ -64,24 +65,27 @@ DESCRIPTIONS = {
 }
 
 
-def check_specs(tables: SourceTables, plans: dict[str, StreamPlan]) -> list[dg.AssetCheckSpec]:
-    """Per stream: its raw table's rejected lines, then the checks its disposition gives its typed tables."""
-    source = tables.source
+def check_specs(tables: SourceTables, plans: dict[str, StreamPlan], keys: TableKeys | None = None
+                ) -> list[dg.AssetCheckSpec]:
+    """Per stream: its raw table's rejected lines, then the checks its disposition gives its typed tables; each
+    on its table's asset (`keys`: the translated keys; default `[source, table]`)."""
+    source, key = tables.source, keys or TableKeys(tables.source.name)
     specs = []
     for stream, plan in plans.items():
-        specs.append(_spec(source, NO_REJECTED, tables.raw_table(stream), DESCRIPTIONS[NO_REJECTED]))
-        specs.extend(_spec(source, check.name, check.table, DESCRIPTIONS[check.name].format(against=check.against),
+        specs.append(_spec(source, NO_REJECTED, key(tables.raw_table(stream)), DESCRIPTIONS[NO_REJECTED]))
+        specs.extend(_spec(source, check.name, key(check.table),
+                           DESCRIPTIONS[check.name].format(against=check.against),
                            per_load=check.per_load) for check in plan.disposition.checks(plan, tables.names))
     return specs
 
 
-def _spec(source: SourceConfig, name: str, table: str, description: str, per_load: bool | None = None
+def _spec(source: SourceConfig, name: str, key: dg.AssetKey, description: str, per_load: bool | None = None
           ) -> dg.AssetCheckSpec:
-    """A check of `[source, table]`; per load: partitioned by load ID (a Preview feature of Dagster 1.13)."""
+    """A check of a table's asset; per load: partitioned by load ID (a Preview feature of Dagster 1.13)."""
     partitioned = name in PER_LOAD if per_load is None else per_load
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", dg.PreviewWarning)
-        return dg.AssetCheckSpec(name, asset=[source.name, table], description=description,
+        return dg.AssetCheckSpec(name, asset=key, description=description,
                                  metadata={"severity": SEVERITY[name].value},
                                  partitions_def=load_ids_partitions(source) if partitioned else None)
 
@@ -106,11 +110,12 @@ CheckResults = list[dg.AssetCheckResult | LoadChecks]
 
 
 def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
-                  results: list[LoadResult]) -> Iterator[dg.AssetCheckResult | LoadChecks]:
+                  results: list[LoadResult], keys: TableKeys | None = None
+                  ) -> Iterator[dg.AssetCheckResult | LoadChecks]:
     """Results of `check_specs` for the tables the run's loads wrote, in order. The checks' Spark queries run
     side by side (a few threads), and over small tables with a small pass's settings (`small_input_conf`):
     planning and compiling each query is most of what a check over a few thousand rows costs."""
-    checks = list(_checks_to_run(spark, tables, plans, results))
+    checks = list(_checks_to_run(spark, tables, plans, results, keys or TableKeys(tables.source.name)))
     with small_input_conf(spark, _checked_bytes(tables, plans, results)), \
             ThreadPoolExecutor(max_workers=CHECK_THREADS, thread_name_prefix="lakenorm-check") as pool:
         for done in pool.map(lambda check: check(), checks):
@@ -126,62 +131,58 @@ def _checked_bytes(tables: SourceTables, plans: dict[str, StreamPlan], results: 
 
 
 def _checks_to_run(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
-                   results: list[LoadResult]) -> Iterator[Callable[[], CheckResults]]:
+                   results: list[LoadResult], keys: TableKeys) -> Iterator[Callable[[], CheckResults]]:
     """Each stream's rejected lines, then, when its loads typed rows, its disposition's checks (a check of a
-    history or child table once that table exists)."""
+    history or child table once that table exists), on the tables' asset `keys`."""
     for stream, plan in plans.items():
         if any(stream in r.streams for r in results):
-            yield partial(lambda s: [rejected_lines_result(tables, s, results)], stream)  # no Spark
+            yield partial(lambda s: [rejected_lines_result(tables, s, results, keys)], stream)  # no Spark
         loads = [r.load_id for r in results if stream in r.streams and r.streams[stream].typed_rows]
         if not loads:
             continue
         for check in plan.disposition.checks(plan, tables.names):
             if check.name not in ON_EXISTING or is_delta_table(spark, tables.path(check.table)):
-                yield partial(RUNNERS[check.name], spark, tables, plan, check, results, loads)
+                yield partial(RUNNERS[check.name], spark, tables, plan, check, results, loads, keys(check.table))
 
 
 def _rows_typed_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                       results: list[LoadResult], loads: list[str]) -> CheckResults:
+                       results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     stream, root = plan.settings.name, check.table
     discarded = {r.load_id: r.streams[stream].discarded[root].rows for r in results
                  if stream in r.streams and root in r.streams[stream].discarded}
     outcomes = data_checks.rows_typed_by_load(read_table(spark, tables.raw_path(stream)),
                                               read_table(spark, tables.path(root)), tables.names, loads, discarded)
-    return [_load_checks(tables.source, root, ROWS_TYPED, outcomes, "load whose counts differ")]
+    return [_load_checks(key, ROWS_TYPED, outcomes, "load whose counts differ")]
 
 
 def _unique_key_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                       results: list[LoadResult], loads: list[str]) -> CheckResults:
+                       results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     keys = primary_key_columns(plan, find_table(plan.schema, check.table))
     outcome = data_checks.unique_primary_key(read_table(spark, tables.path(check.table)), keys)
-    return [_result(tables.source, check.table, UNIQUE_KEY, outcome, "duplicated keys")]
+    return [_check_result(key, UNIQUE_KEY, outcome, "duplicated keys")]
 
 
 def _orphans_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                    results: list[LoadResult], loads: list[str]) -> CheckResults:
+                    results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     child = find_table(plan.schema, check.table)
     tables_read = (read_table(spark, tables.path(check.table)), read_table(spark, tables.path(check.against)),
                    tables.names, find_table(plan.schema, child["parent"]), child)
     if check.per_load:
         outcomes = data_checks.orphan_child_rows_by_load(*tables_read, loads)
-        return [_load_checks(tables.source, check.table, NO_ORPHANS, outcomes, "orphan row keys")]
+        return [_load_checks(key, NO_ORPHANS, outcomes, "orphan row keys")]
     outcome = data_checks.orphan_child_rows(*tables_read)
-    return [_result(tables.source, check.table, NO_ORPHANS, outcome, "orphan row keys")]
+    return [_check_result(key, NO_ORPHANS, outcome, "orphan row keys")]
 
 
 def _one_current_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                        results: list[LoadResult], loads: list[str]) -> CheckResults:
+                        results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     history, current = read_table(spark, tables.path(check.table)), read_table(spark, tables.path(check.against))
-    return [_one_current(history, current, tables.names, _key(tables, check), find_table(plan.schema, check.against))]
+    return [_one_current(history, current, tables.names, key, find_table(plan.schema, check.against))]
 
 
 def _overlap_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                    results: list[LoadResult], loads: list[str]) -> CheckResults:
-    return [_no_overlap(read_table(spark, tables.path(check.table)), tables.names, _key(tables, check))]
-
-
-def _key(tables: SourceTables, check: TableCheck) -> dg.AssetKey:
-    return dg.AssetKey([tables.source.name, check.table])
+                    results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
+    return [_no_overlap(read_table(spark, tables.path(check.table)), tables.names, key)]
 
 
 RUNNERS = {ROWS_TYPED: _rows_typed_result, UNIQUE_KEY: _unique_key_result, NO_ORPHANS: _orphans_result,
@@ -209,7 +210,8 @@ def _no_overlap(history: DataFrame, names: SystemNames, history_key: dg.AssetKey
                          "keys with overlapping versions")
 
 
-def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadResult]) -> LoadChecks:
+def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadResult], keys: TableKeys | None = None
+                          ) -> LoadChecks:
     """Per load of the run: WARN when it rejected or quarantined lines, with its counts."""
     outcomes = {}
     for r in results:
@@ -217,21 +219,15 @@ def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadR
         failing = bool(rejected or r.quarantined_lines)
         outcomes[r.load_id] = data_checks.CheckOutcome(not failing, int(failing), (r.load_id,) if failing else (), {
             "rejected_lines": rejected, "quarantined_lines": r.quarantined_lines})
-    return _load_checks(tables.source, tables.raw_table(stream), NO_REJECTED, outcomes,
+    return _load_checks((keys or TableKeys(tables.source.name))(tables.raw_table(stream)), NO_REJECTED, outcomes,
                         "load with rejected or quarantined lines")
 
 
-def _load_checks(source: SourceConfig, table: str, name: str, outcomes: dict[str, data_checks.CheckOutcome],
-                 what: str) -> LoadChecks:
-    key = dg.AssetKey([source.name, table])
+def _load_checks(key: dg.AssetKey, name: str, outcomes: dict[str, data_checks.CheckOutcome], what: str
+                 ) -> LoadChecks:
     by_load = {load_id: _check_result(key, name, outcome, what, {"load_id": load_id})
                for load_id, outcome in outcomes.items()}
     return LoadChecks(dg.AssetCheckKey(key, name), by_load)
-
-
-def _result(source: SourceConfig, table: str, name: str, outcome: data_checks.CheckOutcome,
-            what: str) -> dg.AssetCheckResult:
-    return _check_result(dg.AssetKey([source.name, table]), name, outcome, what)
 
 
 def _check_result(key: dg.AssetKey, name: str, outcome: data_checks.CheckOutcome, what: str,

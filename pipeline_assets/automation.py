@@ -23,9 +23,14 @@ def new_load_condition() -> dg.AutomationCondition:
             & ~dg.AutomationCondition.in_progress()).with_label("new load, upstream materialized and not running")
 
 
-def source_automation_condition(source: SourceConfig) -> dg.AutomationCondition | None:
-    """The condition of every table asset of the source; None when its landing sensor asks for the runs."""
-    return new_load_condition() if source.automation == "on_upstream" else None
+def source_automation(spec: dg.AssetSpec, source: SourceConfig) -> dict[str, dg.AutomationCondition]:
+    """The automation condition a stream table's spec gets after the translator: under `on_upstream`, the source's
+    (`new_load_condition`), unless the translator (or the component's `automation_condition`) set one, which wins
+    and is evaluated by the source's automation sensor in its place. Nothing when the landing sensor asks for the
+    runs: a translator's condition is then left to Dagster's default automation sensor."""
+    if source.automation != "on_upstream" or spec.automation_condition is not None:
+        return {}
+    return {"automation_condition": new_load_condition()}
 
 
 def build_automation_sensor(source: SourceConfig, keys: Iterable[dg.AssetKey]

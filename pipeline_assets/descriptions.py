@@ -6,7 +6,7 @@ The configuration has no owners, so assets declare none.
 """
 from __future__ import annotations
 
-from normalization_core.api import SourceConfig, StreamPlan
+from normalization_core.api import SourceConfig, StreamPlan, SystemNames
 
 
 def _paths(paths) -> str:
@@ -52,3 +52,15 @@ def stream_tags(source: SourceConfig, plan: StreamPlan | None, layer: str) -> di
     if plan is not None:
         tags["lakenorm/disposition"] = plan.disposition.name
     return tags
+
+
+def system_descriptions(names: SystemNames) -> dict[str, str]:
+    """The observed system tables of a convention, with what each holds: `_norm_loads` (registry) and
+    `_norm_versions` (schema versions); under dlt, dlt's `_dlt_loads` and the registry `_dlt_stream_loads`."""
+    registry = "Load registry: one row per normalized load and stream (SPEC §3)."
+    tables = {names.loads_table: registry,
+              names.versions_table: "Schema versions: one row per stream schema version (SPEC §3)."}
+    if names.stream_loads_table:
+        tables[names.loads_table] = "dlt's load table: one row per complete load (status 0)."
+        tables[names.stream_loads_table] = registry
+    return tables

@@ -12,119 +12,44 @@ from normalization_core.api import (
     SourceConfig,
     SourceTables,
     StreamPlan,
-    catalog_table_name,
     find_table,
+    keeps_file_ledger,
     known_streams,
     load_table_versions,
     normalize_source,
-    raw_schema,
     registered_load_ids,
     registered_source_results,
     source_input_bytes,
     stream_plans,
-    stream_upstream,
-    system_names,
 )
 from pipeline_assets.asset_checks import check_events, check_results, check_specs
-from pipeline_assets.automation import build_automation_sensor, source_automation_condition
-from pipeline_assets.descriptions import history_description, raw_description, stream_tags, typed_description
-from pipeline_assets.metadata import (
-    column_json_paths,
-    column_lineage,
-    column_schema,
-    document_columns,
-    raw_load_counts,
-    spark_columns,
-    table_state,
-    typed_load_counts,
-)
+from pipeline_assets.automation import build_automation_sensor
+from pipeline_assets.file_ledger import file_ledger_job
+from pipeline_assets.metadata import column_json_paths, column_lineage, raw_load_counts, table_state, typed_load_counts
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.resources import SparkSessionResource
 from pipeline_assets.schedules import build_schedules, maintained_tables
 from pipeline_assets.sensors import build_landing_sensor
+from pipeline_assets.specs import stream_asset_specs, system_asset_specs
 from pipeline_assets.system_tables import observe_job, rebuild_job, system_table_assets
-
-
-def raw_asset_specs(tables: SourceTables, streams: list[str],
-                    plans: dict[str, StreamPlan] | None = None) -> dict[str, dg.AssetSpec]:
-    source = tables.source
-    columns = column_schema(spark_columns(raw_schema(tables.names)))
-    specs = {}
-    for stream in streams:
-        table = tables.raw_table(stream)
-        specs[stream] = dg.AssetSpec(
-            [source.name, table], deps=[dg.AssetKey(list(k)) for k in stream_upstream(source, stream)],
-            skippable=True, group_name=source.name, kinds={"spark", "delta"},
-            automation_condition=source_automation_condition(source),
-            description=raw_description(source, stream, (plans or {}).get(stream)),
-            tags=stream_tags(source, (plans or {}).get(stream), "raw"),
-            metadata={"dagster/table_name": catalog_table_name(source, table),
-                      "dagster/uri": tables.path(table), "dagster/column_schema": columns, "stream": stream},
-        )
-    return specs
-
-
-def typed_asset_specs(source: SourceConfig, plans: dict[str, StreamPlan], raw: dict[str, dg.AssetSpec]
-                      ) -> dict[tuple[str, str], dg.AssetSpec]:
-    """Per stream its typed tables, each depending on its graph parent (`Disposition.graph_parent`): the root on
-    raw, a child on its parent; `append_dedup`: history (on raw), current and the root's child tables (on history),
-    deeper children (on their parent)."""
-    names = system_names(source.convention)
-    specs = {}
-    for stream, plan in plans.items():
-        history = plan.disposition.history_table(plan, names)
-        if history is not None:
-            specs[(stream, history)] = _history_spec(source, plan, history, raw[stream])
-        for table in plan.schema["tables"]:
-            parent = table.get("parent")
-            graph_parent = plan.disposition.graph_parent(plan, names, table["name"])
-            upstream = raw[stream].key if graph_parent is None else dg.AssetKey([source.name, graph_parent])
-            columns = column_schema(document_columns(table))
-            specs[(stream, table["name"])] = dg.AssetSpec(
-                [source.name, table["name"]], deps=[upstream], skippable=True, group_name=source.name,
-                kinds={"spark", "delta"}, automation_condition=source_automation_condition(source),
-                description=typed_description(source, plan, table["name"], upstream.path[-1]),
-                tags=stream_tags(source, plan, "child" if parent else "root"),
-                metadata={"dagster/table_name": catalog_table_name(source, table["name"]),
-                          "dagster/column_schema": columns,
-                          "stream": stream, "write_disposition": plan.disposition.name,
-                          **name_collisions(plan, table["name"])},
-            )
-    return specs
-
-
-def name_collisions(plan: StreamPlan, table: str) -> dict:
-    """`name_collisions`: the table-name collisions (SPEC §4) that gave `table` its name, if any."""
-    found = [dict(c["resolved"]) for c in plan.schema["collisions"]
-             if c["table"] is None and table in c["resolved"].values()]
-    return {"name_collisions": found} if found else {}
-
-
-def _history_spec(source: SourceConfig, plan: StreamPlan, table: str, raw: dg.AssetSpec) -> dg.AssetSpec:
-    root = plan.schema["tables"][0]
-    columns = column_schema(document_columns(root))
-    return dg.AssetSpec(
-        [source.name, table], deps=[raw.key], skippable=True, group_name=source.name, kinds={"spark", "delta"},
-        automation_condition=source_automation_condition(source),
-        description=history_description(source, plan), tags=stream_tags(source, plan, "history"),
-        metadata={"dagster/table_name": catalog_table_name(source, table), "dagster/column_schema": columns,
-                  "stream": plan.settings.name, "write_disposition": plan.disposition.name},
-    )
+from pipeline_assets.translator import LakenormTranslator, TableKeys, name_collisions
 
 
 def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: list[str],
-                        known_plans: dict[str, StreamPlan] | None = None) -> dg.AssetsDefinition:
-    """One op reads a package once and writes every table of its streams: raw, typed root, children.
-    `known_plans`: the source's plans with its stored ones (`stream_plans`), when the caller has read them."""
+                        known_plans: dict[str, StreamPlan] | None = None,
+                        translator: LakenormTranslator | None = None) -> dg.AssetsDefinition:
+    """One op reads a package once and writes every table of its streams: raw, typed root, children, each the
+    asset `translator` makes of it. `known_plans`: the source's plans with its stored ones (`stream_plans`), when
+    the caller has read them."""
     tables = SourceTables(config, source)
     every_plan = stream_plans(source, stored_in=tables) if known_plans is None else known_plans
     plans = {s: p for s, p in every_plan.items() if s in streams}
-    raw = raw_asset_specs(tables, streams, plans)
-    typed = typed_asset_specs(source, plans, raw)
+    specs = stream_asset_specs(tables, streams, plans, translator)
+    raw, typed, keys = specs.raw, specs.typed, specs.keys
 
     @dg.multi_asset(
         name=f"{source.name}_normalize_loads", specs=[*raw.values(), *typed.values()],
-        check_specs=check_specs(tables, plans),
+        check_specs=check_specs(tables, plans, keys),
         partitions_def=load_ids_partitions(source), backfill_policy=load_ids_backfill_policy(source),
         can_subset=True, description=f"Normalize load packages of source {source.name!r} into Delta tables.",
     )
@@ -143,13 +68,13 @@ def build_source_assets(config: LakenormConfig, source: SourceConfig, streams: l
             if per_load is not None and spec.key in context.selected_asset_keys:
                 path = tables.raw_path(stream)
                 state = table_state(spark.spark, path, tables.storage_options(path))
-                yield from materialize_per_load(spec.key, per_load, state, versions)
+                yield from materialize_per_load(spec.key, per_load, state, versions, table=tables.raw_table(stream))
         for (stream, table), spec in typed.items():
             per_load = typed_load_counts(results, stream, table)
             if per_load is not None and spec.key in context.selected_asset_keys:
-                state = typed_table_metadata(spark.spark, tables, plans[stream], table)
-                yield from materialize_per_load(spec.key, per_load, state, versions)
-        yield from check_events(context, check_results(spark.spark, tables, plans, results))
+                state = typed_table_metadata(spark.spark, tables, plans[stream], table, keys)
+                yield from materialize_per_load(spec.key, per_load, state, versions, table=table)
+        yield from check_events(context, check_results(spark.spark, tables, plans, results, keys))
         if failed:
             raise failed_loads_error(failed)
 
@@ -216,26 +141,30 @@ def merge_results(first: list[LoadResult], second: list[LoadResult]) -> list[Loa
             for r in first]
 
 
-def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: StreamPlan, table: str) -> dict:
-    source, names = tables.source, tables.names
+def typed_table_metadata(spark: SparkSession, tables: SourceTables, plan: StreamPlan, table: str,
+                         keys: TableKeys | None = None) -> dict:
+    """`keys`: the tables' asset keys, which the column lineage names."""
+    names, key_of = tables.names, keys or TableKeys(tables.source.name)
     history = plan.disposition.history_table(plan, names)
     doc = find_table(plan.schema, plan.tables[0] if table == history else table)  # history: root's columns
     parent = plan.disposition.graph_parent(plan, names, table)
-    raw_key = dg.AssetKey([source.name, tables.raw_table(plan.settings.name)])
+    raw_key = key_of(tables.raw_table(plan.settings.name))
     path = tables.path(table)
     return {**table_state(spark, path, tables.storage_options(path), column_json_paths(plan.schema, doc)),
-            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, source.name, parent),
+            "dagster/column_lineage": column_lineage(plan.schema, doc, names, raw_key, key_of, parent),
             **name_collisions(plan, doc["name"])}
 
 
 def materialize_per_load(key: dg.AssetKey, per_load: dict[str, dict], table_wide: dict,
-                         versions: dict[str, dict[str, int]] | None = None) -> Iterator[dg.AssetMaterialization]:
+                         versions: dict[str, dict[str, int]] | None = None, *, table: str
+                         ) -> Iterator[dg.AssetMaterialization]:
     """One materialization per load the run normalized, each with that load's own counts, plus what describes the
     whole table after the run (row count, schema, lineage). Each is yielded for its partition (the table assets are
     skippable: no output), so a load of the run that failed gets none and its partition shows the failure.
-    `versions`: per load, the Delta version its commit gave each table (`delta_version` of the partition)."""
+    `versions`: per load, the Delta version its commit gave each table (`delta_version` of the partition);
+    `table`: the asset's table (its key may be a translator's)."""
     for load_id, counts in per_load.items():
-        version = (versions or {}).get(load_id, {}).get(key.path[-1])
+        version = (versions or {}).get(load_id, {}).get(table)
         counts = counts if version is None else {**counts, "delta_version": version}
         yield dg.AssetMaterialization(asset_key=key, partition=load_id, metadata={**table_wide, **counts})
 
@@ -244,22 +173,30 @@ def source_job_name(source: SourceConfig) -> str:
     return f"{source.name}_normalize"
 
 
-def build_source_definitions(config: LakenormConfig, source: SourceConfig) -> dg.Definitions:
-    """Everything of one source: raw assets, the job that normalizes a load and the landing sensor."""
-    streams = known_streams(config, source)
+def build_source_definitions(config: LakenormConfig, source: SourceConfig, translator: LakenormTranslator | None = None,
+                             streams: list[str] | None = None, plans: dict[str, StreamPlan] | None = None
+                             ) -> dg.Definitions:
+    """Everything of one source: its assets (as `translator` makes them), the job that normalizes loads, the
+    landing sensor (and, under `automation: on_upstream`, the source's automation condition sensor), the rebuild, observe and maintenance jobs and the schedules. Each job runs its one step in
+    the run's process (a step process of its own would load the code location again before its JVM).
+    `streams`, `plans`: the source's `known_streams` and `stream_plans`, when the caller has them."""
+    streams = known_streams(config, source) if streams is None else streams
     if not streams:
         return dg.Definitions(sensors=[build_landing_sensor(config, source, job=None)])
     tables = SourceTables(config, source)
-    plans = stream_plans(source, stored_in=tables)
-    assets = build_source_assets(config, source, streams, plans)
-    job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(*assets.keys),
+    plans = stream_plans(source, stored_in=tables) if plans is None else plans
+    assets = build_source_assets(config, source, streams, plans, translator)
+    job = dg.define_asset_job(source_job_name(source), selection=dg.AssetSelection.assets(assets),
+                              executor_def=dg.in_process_executor,
                               description=f"Normalize load packages of source {source.name!r}.")
     automated = source.automation == "on_upstream"  # the landing sensor then registers loads, automation runs them
     jobs, schedules = build_schedules(tables, maintained_tables(tables, streams, plans), None if automated else job)
-    rebuild = rebuild_job(tables, [s for s in streams if s in plans])
-    system = system_table_assets(config, source)
-    sensors = [build_landing_sensor(config, source, job=None if automated else job)]
+    keys = TableKeys(source.name, {spec.metadata["lakenorm/table"]: spec.key for spec in assets.specs})
+    rebuild = rebuild_job(tables, [s for s in streams if s in plans], keys)
+    system = system_table_assets(system_asset_specs(tables, translator), tables)
+    ledger = [file_ledger_job(config, source)] if keeps_file_ledger(source) else []
+    sensors = [build_landing_sensor(config, source, None if automated else job, *ledger)]
     if automated:
         sensors.append(build_automation_sensor(source, assets.keys))
-    return dg.Definitions(assets=[assets, *system], jobs=[job, rebuild, observe_job(source, system), *jobs],
+    return dg.Definitions(assets=[assets, system], jobs=[job, rebuild, observe_job(source, system), *jobs, *ledger],
                           schedules=schedules, sensors=sensors)

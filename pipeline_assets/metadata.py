@@ -6,7 +6,7 @@ counters the pipeline gathered while writing. Nothing here reads table data.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import dagster as dg
 from pyspark.sql import SparkSession
@@ -63,12 +63,13 @@ def document_columns(table: TableSchema) -> list[tuple[str, str]]:
 
 
 def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames, raw_key: dg.AssetKey,
-                   source: str, upstream: str | None = None) -> dg.TableColumnLineage:
+                   key_of: Callable[[str], dg.AssetKey], upstream: str | None = None) -> dg.TableColumnLineage:
     """Data columns come from the raw `_norm_data` JSON; a child's keys from its parent's keys, so every
     column's lineage names the asset's parent in the graph (raw, history or parent table).
 
-    `upstream`: the table's parent in the graph (`Disposition.graph_parent`; None: raw). A root table with one
-    (an `append_dedup` stream's current table) takes each column from it; a child's keys come from it."""
+    `key_of`: a table's asset key (`TableKeys`). `upstream`: the table's parent in the graph
+    (`Disposition.graph_parent`; None: raw). A root table with one (an `append_dedup` stream's current table)
+    takes each column from it; a child's keys come from it."""
     data = [dg.TableColumnDep(raw_key, names.data)]
     deps = {c["name"]: data for c in table["columns"]}
     deps[names.meta] = data
@@ -81,10 +82,10 @@ def column_lineage(schema: StreamSchema, table: TableSchema, names: SystemNames,
             names.load_id: [dg.TableColumnDep(raw_key, names.load_id)],
         })
         if upstream is not None:  # the current table: each column is its history's newest version
-            deps = {column: [dg.TableColumnDep(dg.AssetKey([source, upstream]), column)] for column in deps}
+            deps = {column: [dg.TableColumnDep(key_of(upstream), column)] for column in deps}
         return dg.TableColumnLineage(deps_by_column=deps)
     parent = table["parent"]
-    parent_asset = dg.AssetKey([source, upstream or parent])
+    parent_asset = key_of(upstream or parent)
     parent_key = dg.TableColumnDep(parent_asset, names.row_id(find_table(schema, parent)))
     root_key = parent_key if parent == root else dg.TableColumnDep(parent_asset, names.root_id)  # via the parent
     deps.update({

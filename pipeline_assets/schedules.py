@@ -49,7 +49,8 @@ def build_maintenance_job(source_tables: SourceTables, tables: Mapping[str, tupl
             context.log.info(f"{done.path}: compacted {done.files_removed} files into {done.files_added}, "
                              f"vacuumed {done.files_vacuumed}")
 
-    @dg.job(name=maintenance_job_name(source), description=f"Maintenance of the Delta tables of {source.name!r}.")
+    @dg.job(name=maintenance_job_name(source), description=f"Maintenance of the Delta tables of {source.name!r}.",
+            executor_def=dg.in_process_executor)
     def maintenance() -> None:
         optimize_and_vacuum()
 
@@ -77,6 +78,9 @@ def build_polling_schedule(config: LakenormConfig, source: SourceConfig, job: ob
                  description=f"Every 5 minutes: registers and normalizes new packages in {source.landing}.")
     def polling(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
         landed = new_load_ids(config, source, context.instance, context.log)
+        for change in landed.changed:  # (a schedule runs one job: the sensor's file ledger run records them)
+            if change.warning:
+                context.log.warning(change.warning)
         new = landed.new
         if not new:
             return dg.SkipReason(skip_reason(landed))

@@ -4,49 +4,29 @@
 """
 
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 
-from normalization_core.api import (
-    LakenormConfig,
-    SourceConfig,
-    SourceTables,
-    catalog_table_name,
-    is_uri,
-    logged_version_and_rows,
-    rebuild_source_stream,
-)
+from normalization_core.api import SourceConfig, SourceTables, is_uri, logged_version_and_rows, rebuild_source_stream
 from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.translator import TableKeys
 
 
-def system_table_assets(config: LakenormConfig, source: SourceConfig) -> list[dg.AssetsDefinition | dg.SourceAsset]:
-    """`_norm_loads` (registry), `_norm_versions` (schema versions) and, under dlt, `_dlt_stream_loads`:
-    observed with delta-rs (no JVM): the Delta version is the data version, with the row count."""
-    names = SourceTables(config, source).names
-    tables = {names.loads_table: "Load registry: one row per normalized load and stream (SPEC §3).",
-              names.versions_table: "Schema versions: one row per stream schema version (SPEC §3)."}
-    if names.stream_loads_table:
-        tables[names.loads_table] = "dlt's load table: one row per complete load (status 0)."
-        tables[names.stream_loads_table] = "Load registry: one row per normalized load and stream (SPEC §3)."
-    return [_observed(config, source, table, description) for table, description in tables.items()]
-
-
-def _observed(config: LakenormConfig, source: SourceConfig, table: str, description: str
-              ) -> dg.AssetsDefinition | dg.SourceAsset:
+def system_table_assets(specs: list[dg.AssetSpec], tables: SourceTables) -> dg.AssetsDefinition:
+    """`_norm_loads` (registry), `_norm_versions` (schema versions) and, under dlt, `_dlt_stream_loads`
+    (`system_asset_specs`): observed with delta-rs (no JVM): the Delta version is the data version, with the
+    row count."""
+    paths = {spec.key: tables.path(spec.metadata["lakenorm/table"]) for spec in specs}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.BetaWarning)  # observable_source_asset is Beta in Dagster 1.13
-        return _observable(SourceTables(config, source), table, description)
+        warnings.simplefilter("ignore", dg.BetaWarning)  # observable source assets are Beta in Dagster 1.13
 
-
-def _observable(tables: SourceTables, table: str, description: str) -> dg.AssetsDefinition | dg.SourceAsset:
-    path, source = tables.path(table), tables.source
-
-    @dg.observable_source_asset(key=[source.name, table], group_name=source.name, description=description,
-                                metadata={"dagster/table_name": catalog_table_name(source, table), "dagster/uri": path},
-                                kinds={"delta"})
-    def observe() -> dg.ObserveResult:  # the store's credentials as the environment holds them now
-        return dg.ObserveResult(**delta_table_state(path, tables.storage_options(path)))
+        @dg.multi_observable_source_asset(name=f"{tables.source.name}_system_tables", specs=specs, can_subset=True)
+        def observe(context: dg.AssetExecutionContext) -> Iterator[dg.ObserveResult]:
+            for key in context.selected_asset_keys:  # the store's credentials as the environment holds them now
+                path = paths[key]
+                yield dg.ObserveResult(asset_key=key, **delta_table_state(path, tables.storage_options(path)))
 
     return observe
 
@@ -63,9 +43,9 @@ def delta_table_state(path: str, storage_options: dict[str, str] | None = None) 
             "metadata": {} if rows is None else {"dagster/row_count": rows}}
 
 
-def observe_job(source: SourceConfig, assets: list[dg.AssetsDefinition | dg.SourceAsset]):
-    keys = [a.key for a in assets]
-    return dg.define_asset_job(f"{source.name}_observe_system_tables", selection=dg.AssetSelection.assets(*keys),
+def observe_job(source: SourceConfig, assets: dg.AssetsDefinition):
+    return dg.define_asset_job(f"{source.name}_observe_system_tables", selection=dg.AssetSelection.assets(assets),
+                               executor_def=dg.in_process_executor,
                                description=f"Observe the registry and versions tables of source {source.name!r}.")
 
 
@@ -75,10 +55,12 @@ class RebuildConfig(dg.Config):
     streams: list[str] = []
 
 
-def rebuild_job(tables: SourceTables, streams: list[str]) -> dg.JobDefinition:
+def rebuild_job(tables: SourceTables, streams: list[str], keys: TableKeys | None = None) -> dg.JobDefinition:
     """`lakenorm rebuild` from the UI: replaces each stream's typed tables with what its raw rows give
-    (one observation per rebuilt table with its rows; the tables are whole-table rewrites, not loads)."""
+    (one observation per rebuilt table with its rows, on the table's asset `keys`; the tables are whole-table
+    rewrites, not loads)."""
     source = tables.source
+    key = keys or TableKeys(source.name)
 
     @dg.op(name=f"{source.name}_rebuild_from_raw", out={})
     def rebuild(context: dg.OpExecutionContext, config: RebuildConfig, spark: SparkSessionResource):
@@ -86,10 +68,11 @@ def rebuild_job(tables: SourceTables, streams: list[str]) -> dg.JobDefinition:
             counts = rebuild_source_stream(spark.spark, tables, stream)
             context.log.info(f"rebuilt stream {stream!r}: {counts}")
             for table, rows in counts.items():
-                yield dg.AssetObservation(asset_key=[source.name, table],
+                yield dg.AssetObservation(asset_key=key(table),
                                           metadata={"rebuilt_from_raw": True, "dagster/row_count": rows})
 
-    @dg.job(name=f"{source.name}_rebuild", description=f"Rebuild streams of source {source.name!r} from raw.")
+    @dg.job(name=f"{source.name}_rebuild", description=f"Rebuild streams of source {source.name!r} from raw.",
+            executor_def=dg.in_process_executor)
     def job():
         rebuild()
 

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 LOAD_CODE_LOCATION = """
-import json, os, pyspark
-from pipeline_assets.definitions import defs
-keys = [k.to_user_string() for k in defs().resolve_all_asset_keys()]
+import importlib, json, os, pyspark
+keys = {module: [k.to_user_string() for k in importlib.import_module(module).defs().resolve_all_asset_keys()]
+        for module in {modules}}
 
 def descendants(pid):
     parents = {}
@@ -34,12 +34,20 @@ print(json.dumps({"gateway": pyspark.SparkContext._gateway is not None,
 
 
 def loaded_without_a_jvm(config: Path) -> set[str]:
-    """The code location's asset keys, loaded in a fresh process that starts no JVM: no Spark gateway or
-    context, no child process at all (a JVM would be one)."""
+    """The code location's asset keys (`pipeline_assets.definitions`), loaded in a fresh process that starts no
+    JVM (`locations_loaded_without_a_jvm`)."""
+    return locations_loaded_without_a_jvm(config, ["pipeline_assets.definitions"])["pipeline_assets.definitions"]
+
+
+def locations_loaded_without_a_jvm(config: Path, modules: list[str], path: Path | None = None) -> dict[str, set[str]]:
+    """Each code location's asset keys (the `defs` of each module, found also in `path`), loaded in one fresh
+    process that starts no JVM: no Spark gateway or context, no child process at all (a JVM would be one)."""
     env = {**os.environ, "LAKENORM_CONFIG": str(config)}
-    done = subprocess.run([sys.executable, "-c", LOAD_CODE_LOCATION], env=env, capture_output=True, text=True,
-                          timeout=300)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", LOAD_CODE_LOCATION.replace("{modules}", repr(modules))], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert (loaded["gateway"], loaded["context"], loaded["children"]) == (False, False, []), loaded
-    return set(loaded["keys"])
+    return {module: set(keys) for module, keys in loaded["keys"].items()}

@@ -58,7 +58,7 @@ class SharedEngine:
 @pytest.fixture(scope="session")
 def shared_engine(tmp_path_factory, worker_id) -> SharedEngine:
     """One local engine (`lakenorm engine start`) for the whole test run rather than a cold driver per client
-    process (issue 34): the first test that needs it starts it, the tests of every xdist worker are its clients,
+    process: the first test that needs it starts it, the tests of every xdist worker are its clients,
     and the last worker done with it stops it. A module that kills or recycles an engine starts its own."""
     from filelock import FileLock
 

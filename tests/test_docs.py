@@ -1,4 +1,4 @@
-"""The documentation site (issue 36): `mkdocs build --strict` as `make docs` runs it, so a broken link, a missing
+"""The documentation site: `mkdocs build --strict` as `make docs` runs it, so a broken link, a missing
 anchor or a page left out of the navigation fails the suite; the generated reference pages hold what the code
 says (every configuration key, every command)."""
 from __future__ import annotations
@@ -42,7 +42,8 @@ def page(site: Path, path: str) -> str:
 
 def test_the_docs_build_strictly_with_every_page_in_the_navigation(site):
     for path in ("getting-started", "concepts/tables", "how-to/backfill", "reference/configuration",
-                 "reference/cli", "reference/tables", "reference/dagster", "benchmarks-log", "architecture"):
+                 "reference/cli", "reference/tables", "reference/dagster", "benchmarks-log", "architecture",
+                 "changelog"):
         assert (site / path / "index.html").is_file(), path
     assert (site / "dagster_asset_graph.png").is_file()  # the README's picture, served by the site too
     assert not (site / "make_screenshots.py").exists() and not (site / "hooks").exists()
@@ -82,7 +83,7 @@ def test_the_dagster_reference_lists_a_sources_objects(site):
 def test_a_broken_link_or_a_page_out_of_the_navigation_fails_the_build(tmp_path):
     project = tmp_path / "project"
     shutil.copytree(ROOT / "docs", project / "docs", ignore=shutil.ignore_patterns("node_modules", "*.png"))
-    for path in ("mkdocs.yml", "BENCHMARKS.md", "deploy/README.md"):  # what the hook reads besides the code
+    for path in ("mkdocs.yml", "BENCHMARKS.md", "CHANGELOG.md", "deploy/README.md"):  # what the hook reads besides the code
         (project / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, project / path)
     for png in (ROOT / "docs").glob("*.png"):

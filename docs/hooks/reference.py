@@ -5,7 +5,8 @@ rather than copied by hand, so they cannot go stale:
 - `reference/cli.md` from the `lakenorm` command's argparse parser;
 - `reference/tables.md` from the system names of each convention (`normalization_core/columns.py`);
 - `reference/dagster.md` from the Dagster definitions lakenorm builds for the demo's source;
-- `benchmarks-log.md`: the repository's BENCHMARKS.md as it is (the raw log of every measurement);
+- `benchmarks-log.md`: the repository's BENCHMARKS.md as it is (every benchmark's figures and history);
+- `changelog.md`: the repository's CHANGELOG.md as it is (the release notes);
 
 and a page's `<!-- include deploy/README.md "## Heading" -->` is replaced by that section of that repository
 file (its relative links as plain text), so the deployment's facts have one home.
@@ -38,6 +39,7 @@ def on_files(files: Files, config: Any) -> Files:
         "reference/tables.md": tables_reference,
         "reference/dagster.md": dagster_reference,
         "benchmarks-log.md": lambda: (REPO / "BENCHMARKS.md").read_text(encoding="utf-8"),
+        "changelog.md": lambda: (REPO / "CHANGELOG.md").read_text(encoding="utf-8"),
     }
     for path, generate in pages.items():
         files.append(File.generated(config, path, content=generate()))
@@ -137,7 +139,8 @@ def _type(root: dict, spec: dict) -> str:
              "number": "number", "null": "null"}
     text = " or ".join(words.get(t, t) for t in ([types] if isinstance(types, str) else types))
     if "items" in spec:
-        text += f" of {_type(root, spec['items'])}"
+        items = _type(root, spec["items"])
+        text += f" of ({items})" if " or " in items else f" of {items}"
     if isinstance(spec.get("additionalProperties"), dict):
         text += f" of name: {_type(root, spec['additionalProperties'])}"
     if "minimum" in spec:

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from normalization_core.columns import SystemNames
 from normalization_core.schema.model import TableSchema
+from normalization_core.transform.sql_text import col, cols, column_name
 
 ROWS_TYPED = "rows_typed_per_load"
 NO_ORPHANS = "no_orphan_child_rows"
@@ -46,7 +47,7 @@ def _outcome(failing: DataFrame, counts: dict[str, int] | None = None) -> CheckO
 
 
 def _of_loads(df: DataFrame, load_column: str, load_ids: Sequence[str] | None) -> DataFrame:
-    return df if load_ids is None else df.where(F.col(load_column).isin(list(load_ids)))
+    return df if load_ids is None else df.where(col(load_column).isin(list(load_ids)))
 
 
 def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, load_ids: Sequence[str],
@@ -100,7 +101,7 @@ def orphan_child_rows(child: DataFrame, parent: DataFrame, names: SystemNames, p
     documents (which name their keys under `airbyte`).
     """
     return _outcome(_orphans(child, parent, names, parent_table, child_table, load_ids)
-                    .select(F.col(names.row_id(child_table)).alias(_KEY)))
+                    .select(col(names.row_id(child_table)).alias(_KEY)))
 
 
 def orphan_child_rows_by_load(child: DataFrame, parent: DataFrame, names: SystemNames,
@@ -108,7 +109,7 @@ def orphan_child_rows_by_load(child: DataFrame, parent: DataFrame, names: System
                               load_ids: Sequence[str]) -> dict[str, CheckOutcome]:
     """`orphan_child_rows` of each load on its own: one aggregation, each load's count and first offending keys."""
     orphans = _orphans(child, parent, names, parent_table, child_table, load_ids).select(
-        F.col(names.load_id).alias("#load"), F.col(names.row_id(child_table)).cast("string").alias(_KEY))
+        F.col(names.load_id).alias("#load"), col(names.row_id(child_table)).cast("string").alias(_KEY))
     per_load = Window.partitionBy("#load")
     ranked = orphans.select("#load", _KEY, F.count(F.lit(1)).over(per_load).alias("#n"),
                             F.row_number().over(per_load.orderBy(_KEY)).alias("#rank"))
@@ -124,9 +125,9 @@ def _orphans(child: DataFrame, parent: DataFrame, names: SystemNames, parent_tab
              child_table: str | TableSchema, load_ids: Sequence[str] | None) -> DataFrame:
     parent_key = names.row_id(parent_table)
     link = names.parent_key(child_table) if isinstance(child_table, dict) else names.parent_id(_name(parent_table))
-    keys = _of_loads(parent, names.load_id, load_ids).select(F.col(parent_key).alias("#parent"))
+    keys = _of_loads(parent, names.load_id, load_ids).select(col(parent_key).alias("#parent"))
     children = _of_loads(child, names.load_id, load_ids)
-    return children.join(keys, children[link] == keys["#parent"], "left_anti")
+    return children.join(keys, children[column_name(link)] == keys["#parent"], "left_anti")
 
 
 def _name(table: str | TableSchema) -> str:
@@ -135,13 +136,13 @@ def _name(table: str | TableSchema) -> str:
 
 def _key_text(columns: Sequence[str]) -> Column:
     """A readable key for reports (`a=1, b=x`); comparisons always use the columns themselves."""
-    return F.concat_ws(", ", *[F.concat(F.lit(f"{c}="), F.coalesce(F.col(c).cast("string"), F.lit("NULL")))
+    return F.concat_ws(", ", *[F.concat(F.lit(f"{c}="), F.coalesce(col(c).cast("string"), F.lit("NULL")))
                                for c in columns])
 
 
 def unique_primary_key(current: DataFrame, key_columns: Sequence[str]) -> CheckOutcome:
     """No primary key (compared column by column) appears twice. Offending keys: the duplicated keys."""
-    duplicated = current.groupBy(*key_columns).agg(F.count(F.lit(1)).alias("n")).where(F.col("n") > 1)
+    duplicated = current.groupBy(*cols(key_columns)).agg(F.count(F.lit(1)).alias("n")).where(F.col("n") > 1)
     return _outcome(duplicated.select(_key_text(key_columns).alias(_KEY)))
 
 
@@ -154,8 +155,8 @@ def one_current_version(history: DataFrame, current: DataFrame, names: SystemNam
     current_flag = F.coalesce(F.col(names.is_current), F.lit(False))
     several = (history.groupBy(names.unique_key).agg(F.count_if(current_flag).alias("n")).where(F.col("n") > 1)
                .select(F.col(names.unique_key).alias(_KEY)))
-    marked = history.where(current_flag).select(F.col(row_id).alias(_KEY))
-    shown = current.select(F.col(row_id).alias(_KEY))
+    marked = history.where(current_flag).select(col(row_id).alias(_KEY))
+    shown = current.select(col(row_id).alias(_KEY))
     mismatched = marked.join(shown, _KEY, "left_anti").unionByName(shown.join(marked, _KEY, "left_anti"))
     return _outcome(several.unionByName(mismatched))
 

@@ -16,7 +16,6 @@ import jsonschema
 from normalization_core.configuration.config import SYNC_MODES, SourceConfig
 from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.errors import ConfigError
-from normalization_core.inputs import source_input
 
 _PATH = {"type": "array", "items": {"type": "string"}}
 CATALOG_SCHEMA: dict[str, Any] = {
@@ -97,13 +96,6 @@ def configured_settings(source: SourceConfig, catalog: dict[str, StreamSettings]
         cursor_field=override.cursor_field if override.cursor_field is not None else settings.cursor_field,
         primary_key=primary_key,
     )
-
-
-def source_catalog(source: SourceConfig) -> dict[str, StreamSettings]:
-    """The configured catalog; without one, the schemas that come with the source's input (SPEC §2.4)."""
-    if source.catalog:
-        return load_catalog(source.catalog)
-    return source_input(source).catalog(source)
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:

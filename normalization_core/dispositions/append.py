@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -15,17 +14,20 @@ from pyspark.sql import functions as F
 
 from normalization_core.checks.data_checks import ROWS_TYPED
 from normalization_core.columns import SystemNames
-from normalization_core.dispositions.base import Disposition, TableCheck, TypedCounts, kept_rows
+from normalization_core.dispositions.base import (
+    Disposition,
+    PlannedStream,
+    TableCheck,
+    TablesOfSource,
+    TypedCounts,
+    kept_rows,
+)
 from normalization_core.io.delta import read_table, replace_all, run_concurrently
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.transform.counts import load_counts, nulled_by_load, observe_loads
 from normalization_core.transform.discard import discard, discarded_counts
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.parse import RawRecords, parse_records
-
-if TYPE_CHECKING:
-    from normalization_core.plans.stream_plans import StreamPlan
-    from normalization_core.plans.source_tables import SourceTables
 
 
 class Append(Disposition):
@@ -36,11 +38,11 @@ class Append(Disposition):
     whole_tables = False
     """Whether a load replaces the whole table (else only its own rows)."""
 
-    def write(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame | RawRecords,
+    def write(self, spark: SparkSession, tables: TablesOfSource, plan: PlannedStream, raw_rows: DataFrame | RawRecords,
               load_ids: Sequence[str]) -> dict[str, TypedCounts]:
         return write_typed_tables(spark, tables, plan, raw_rows, load_ids, self.whole_tables)
 
-    def rebuild(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame
+    def rebuild(self, spark: SparkSession, tables: TablesOfSource, plan: PlannedStream, raw_rows: DataFrame
                 ) -> dict[str, int]:
         names, schema = tables.names, plan.load_schema or plan.schema
         parsed = parse_records(raw_rows, names, schema).persist(StorageLevel.MEMORY_AND_DISK)
@@ -52,11 +54,11 @@ class Append(Disposition):
             parsed.unpersist()
         return {t: read_table(spark, p).count() for t, p in paths.items()}
 
-    def own_checks(self, plan: StreamPlan, names: SystemNames) -> list[TableCheck]:
+    def own_checks(self, plan: PlannedStream, names: SystemNames) -> list[TableCheck]:
         return [TableCheck(ROWS_TYPED, plan.tables[0])]
 
 
-def write_typed_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
+def write_typed_tables(spark: SparkSession, source_tables: TablesOfSource, plan: PlannedStream,
                        raw_rows: DataFrame | RawRecords, load_ids: Sequence[str], whole_tables: bool
                        ) -> dict[str, TypedCounts]:
     """Write the stream's typed tables for the loads of `raw_rows` (one commit per table); counts per load.

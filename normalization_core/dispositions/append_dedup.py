@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation, SparkSession
@@ -18,7 +17,14 @@ from pyspark.sql import functions as F
 from normalization_core.checks.data_checks import NO_OVERLAP, ONE_CURRENT, UNIQUE_KEY
 from normalization_core.columns import SystemNames
 from normalization_core.schema.stream_settings import resolve_primary_key
-from normalization_core.dispositions.base import Disposition, TableCheck, TypedCounts, kept_rows
+from normalization_core.dispositions.base import (
+    Disposition,
+    PlannedStream,
+    TableCheck,
+    TablesOfSource,
+    TypedCounts,
+    kept_rows,
+)
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import (
     TARGET,
@@ -45,6 +51,7 @@ from normalization_core.transform.discard import (
 from normalization_core.transform.internal_columns import DELETE, RECOMPUTED, RECORD_HASH, VERSION
 from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
+from normalization_core.transform.sql_text import col
 from normalization_core.transform.scd import (
     KeyRange,
     ScdColumns,
@@ -60,10 +67,6 @@ from normalization_core.transform.scd import (
     with_version_keys,
 )
 
-if TYPE_CHECKING:
-    from normalization_core.plans.stream_plans import StreamPlan
-    from normalization_core.plans.source_tables import SourceTables
-
 
 class AppendDedup(Disposition):
     """Every version of each key is kept in a history table; the current table holds the newest per key."""
@@ -72,10 +75,10 @@ class AppendDedup(Disposition):
     summary = "every version is kept in the history table; the current table holds the newest per key"
     root_role = "Current table of stream `{stream}` (newest version of each key)"
 
-    def history_table(self, plan: StreamPlan, names: SystemNames) -> str | None:
+    def history_table(self, plan: PlannedStream, names: SystemNames) -> str | None:
         return names.history_table(plan.tables[0])
 
-    def graph_parent(self, plan: StreamPlan, names: SystemNames, table: str) -> str | None:
+    def graph_parent(self, plan: PlannedStream, names: SystemNames, table: str) -> str | None:
         """The current table and the root's children hang off the history: the current table keeps only the
         newest version of each key, the children link to history rows (of every version)."""
         root = plan.tables[0]
@@ -83,7 +86,7 @@ class AppendDedup(Disposition):
             return None
         return names.history_table(root) if table == root or plan.parents[table] == root else plan.parents[table]
 
-    def key_ordered_tables(self, plan: StreamPlan, names: SystemNames) -> dict[str, tuple[str, ...]]:
+    def key_ordered_tables(self, plan: PlannedStream, names: SystemNames) -> dict[str, tuple[str, ...]]:
         """The history and current tables (their loads MERGE a range of keys); none when the key is not
         resolvable (a load of that stream reports it)."""
         try:
@@ -92,7 +95,7 @@ class AppendDedup(Disposition):
             return {}
         return {names.history_table(plan.tables[0]): keys, plan.tables[0]: keys}
 
-    def write(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame | RawRecords,
+    def write(self, spark: SparkSession, tables: TablesOfSource, plan: PlannedStream, raw_rows: DataFrame | RawRecords,
               load_ids: Sequence[str]) -> dict[str, TypedCounts]:
         """One load: rows its MERGEs changed per table; several: rows each load holds in each table afterwards."""
         written = write_dedup_tables(spark, tables, plan, raw_rows, load_ids)
@@ -103,11 +106,11 @@ class AppendDedup(Disposition):
         return {load_id: TypedCounts({t: per_load[load_id] for t, per_load in held.items()}, {}, discarded[load_id])
                 for load_id in load_ids}
 
-    def rebuild(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame
+    def rebuild(self, spark: SparkSession, tables: TablesOfSource, plan: PlannedStream, raw_rows: DataFrame
                 ) -> dict[str, int]:
         return rebuild_dedup_tables(spark, tables, plan, raw_rows)
 
-    def own_checks(self, plan: StreamPlan, names: SystemNames) -> list[TableCheck]:
+    def own_checks(self, plan: PlannedStream, names: SystemNames) -> list[TableCheck]:
         """A unique key in the current table (when the key's paths are columns); one current, non-overlapping
         version per key in the history (table-wide)."""
         root, history = plan.tables[0], names.history_table(plan.tables[0])
@@ -130,7 +133,7 @@ class DedupCounts:
     """Per table, per load: rows and values the stream's schema contract left out (SPEC §5.4; raw keeps them)."""
 
 
-def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
+def write_dedup_tables(spark: SparkSession, source_tables: TablesOfSource, plan: PlannedStream,
                        raw_rows: DataFrame | RawRecords, load_ids: Sequence[str]) -> DedupCounts:
     """Apply loads to the stream's history, current and child tables.
 
@@ -148,7 +151,7 @@ def write_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: S
     return DedupCounts(changed, discarded)
 
 
-def _merge_loads(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan, parsed: ParsedRecords,
+def _merge_loads(spark: SparkSession, source_tables: TablesOfSource, plan: PlannedStream, parsed: ParsedRecords,
                  load_ids: Sequence[str]) -> dict[str, int]:
     """One commit per table of the stream; rows changed (history, current) or written (children) per table."""
     names = source_tables.names
@@ -198,7 +201,8 @@ def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, hi
     """The touched keys, their range in the stream's tables (kept in key order) and count, counted while
     materializing them: no job of their own."""
     versions = Observation()
-    keys = incoming.observe(versions, F.count(F.lit(1)).alias("versions")).select(*cols.keys).distinct()
+    keys = (incoming.observe(versions, F.count(F.lit(1)).alias("versions"))
+            .select(*[col(k) for k in cols.keys]).distinct())
     bounds = key_bounds(keys, cols) if is_delta_table(spark, history_path) else None
     if bounds is None:
         return TouchedKeys(materialized(keys), None, None, None)
@@ -218,7 +222,7 @@ class _StreamWrites:
     """How a pass's versions reach the history and current tables: `history()` commits the history, then
     `current()` the current table; each returns the rows it changed."""
 
-    def __init__(self, spark: SparkSession, source_tables: SourceTables, plan: StreamPlan, cols: ScdColumns,
+    def __init__(self, spark: SparkSession, source_tables: TablesOfSource, plan: PlannedStream, cols: ScdColumns,
                  incoming: DataFrame, touched_keys: TouchedKeys, load_ids: Sequence[str], props: dict[str, str],
                  paths: dict[str, str]) -> None:
         self.spark, self.source_tables, self.names, self.cols = spark, source_tables, source_tables.names, cols
@@ -288,7 +292,7 @@ class _KeyRangeWrites(_StreamWrites):
             if not is_delta_table(self.spark, self.current_path):  # (the whole table, when there is none)
                 history = read_table(self.spark, self.history_path)
             current = history.where(F.col(self.names.is_current))
-            return current.select(*current_columns(self.names, history.columns))
+            return current.select(*[col(c) for c in current_columns(self.names, history.columns)])
 
         replace_slice(self.spark, self.current_path, current_slice, self.touched.range.predicate(), self.props,
                       self.cols.keys, reads=self.history_path,
@@ -297,12 +301,12 @@ class _KeyRangeWrites(_StreamWrites):
         return self.touched.count  # each touched key's current row written, or deleted
 
 
-def _child_table_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, children: Sequence[str],
+def _child_table_rows(versioned: ParsedRecords, names: SystemNames, plan: PlannedStream, children: Sequence[str],
                       child: str) -> DataFrame:
     return _child_rows(versioned, names, plan, children)[child]
 
 
-def _child_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, children: Sequence[str]
+def _child_rows(versioned: ParsedRecords, names: SystemNames, plan: PlannedStream, children: Sequence[str]
                 ) -> dict[str, DataFrame]:
     """The child tables' rows of the versions, keyed from each version's history row, without what the
     contract discards (a root row it discards is no version, so its children are not among these)."""
@@ -310,7 +314,7 @@ def _child_rows(versioned: ParsedRecords, names: SystemNames, plan: StreamPlan, 
     return kept_rows({c: child_table(versioned, names, schema, c, VERSION) for c in children}, plan, names)
 
 
-def _discarded(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan, load_ids: Sequence[str]
+def _discarded(parsed: ParsedRecords, names: SystemNames, plan: PlannedStream, load_ids: Sequence[str]
                ) -> dict[str, dict[str, DiscardedCounts]]:
     """What the contract discards of every record of the loads, duplicates too (as for an `append` stream):
     counted by explicit aggregates, once (a MERGE may evaluate its source more than once)."""
@@ -319,7 +323,7 @@ def _discarded(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan, load
     return counted_discards(flag_discards(frames, schema, plan.discards, names), names, load_ids)
 
 
-def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan: StreamPlan,
+def rebuild_dedup_tables(spark: SparkSession, source_tables: TablesOfSource, plan: PlannedStream,
                          raw_rows: DataFrame) -> dict[str, int]:
     """Replace the stream's history, current and child tables with those of all of `raw_rows` at once, without
     what the stream's schema contract discards (as its loads left it out)."""
@@ -332,7 +336,8 @@ def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan:
     try:
         replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props, order_by=keys)
         history = read_table(spark, paths[names.history_table(root)])
-        current = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
+        current = (history.where(F.col(names.is_current))
+                   .select(*[col(c) for c in current_columns(names, history.columns)]))
         writes = [partial(replace_all, current, paths[root], props, order_by=keys)]
         versioned = _with_version(parsed, _version_ids(history, names, root_table(plan.schema)), names)
         writes += [partial(replace_all, rows, paths[c], props)
@@ -343,7 +348,7 @@ def rebuild_dedup_tables(spark: SparkSession, source_tables: SourceTables, plan:
     return {t: read_table(spark, p).count() for t, p in paths.items()}
 
 
-def aligned_properties(spark: SparkSession, source_tables: SourceTables, paths: Iterable[str]) -> dict[str, str]:
+def aligned_properties(spark: SparkSession, source_tables: TablesOfSource, paths: Iterable[str]) -> dict[str, str]:
     """The stream's existing tables made to use deletion vectors as the source says; properties for new ones."""
     vectors = source_tables.source.deletion_vectors
     for path in paths:
@@ -351,7 +356,7 @@ def aligned_properties(spark: SparkSession, source_tables: SourceTables, paths: 
     return merged_table_properties(vectors)
 
 
-def scd_history(parsed: ParsedRecords, names: SystemNames, plan: StreamPlan) -> DataFrame:
+def scd_history(parsed: ParsedRecords, names: SystemNames, plan: PlannedStream) -> DataFrame:
     """The history of every key in `parsed` (from `parse_versions`), computed at once."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
     versions = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
@@ -378,7 +383,7 @@ def _versions(parsed: ParsedRecords, names: SystemNames, schema: StreamSchema, c
 
 
 def _version_ids(history: DataFrame, names: SystemNames, root: TableSchema) -> DataFrame:
-    return history.select(F.col(names.raw_id), F.col(names.row_id(root)).alias(VERSION))
+    return history.select(F.col(names.raw_id), col(names.row_id(root)).alias(VERSION))
 
 
 def _with_version(parsed: ParsedRecords, versions: DataFrame, names: SystemNames) -> ParsedRecords:

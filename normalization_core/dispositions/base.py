@@ -9,20 +9,63 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.checks.data_checks import NO_ORPHANS
 from normalization_core.columns import SystemNames
+from normalization_core.configuration.config import SourceConfig
 from normalization_core.io.load_packages import LoadPackage
+from normalization_core.schema import StreamSchema
+from normalization_core.schema.contract import Discards
+from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.transform.counts import NulledCounts
 from normalization_core.transform.discard import DiscardedCounts, flag_discards, without_discarded
 from normalization_core.transform.parse import RawRecords
 
-if TYPE_CHECKING:  # plans carry a disposition: imported for annotations only
-    from normalization_core.plans.stream_plans import StreamPlan
-    from normalization_core.plans.source_tables import SourceTables
+
+class PlannedStream(Protocol):
+    """What a disposition reads of a stream's plan (`plans.stream_plans.PlannedStream`). A plan carries its
+    disposition, so the plans layer sits above this one: the plug-ins name what they need, not the plan's class."""
+
+    @property
+    def settings(self) -> StreamSettings: ...
+
+    @property
+    def schema(self) -> StreamSchema: ...
+
+    @property
+    def load_schema(self) -> StreamSchema | None: ...
+
+    @property
+    def discards(self) -> Discards: ...
+
+    @property
+    def tables(self) -> list[str]: ...
+
+    @property
+    def parents(self) -> dict[str, str | None]: ...
+
+    @property
+    def disposition(self) -> Disposition: ...
+
+
+class TablesOfSource(Protocol):
+    """What a disposition reads of where a source's tables live (`plans.source_tables.TablesOfSource`)."""
+
+    @property
+    def source(self) -> SourceConfig: ...
+
+    @property
+    def names(self) -> SystemNames: ...
+
+    @property
+    def registry_path(self) -> str: ...
+
+    def path(self, table: str) -> str: ...
+
+    def storage_options(self, path: str) -> dict[str, str] | None: ...
 
 
 @dataclass(frozen=True)
@@ -57,24 +100,24 @@ class Disposition(ABC):
     root_role: ClassVar[str] = "Root table of stream `{stream}`"
     """What the stream's root table is, in the asset catalog's words."""
 
-    def history_table(self, plan: StreamPlan, names: SystemNames) -> str | None:
+    def history_table(self, plan: PlannedStream, names: SystemNames) -> str | None:
         """The stream's history table, if its disposition keeps one."""
         return None
 
-    def output_tables(self, plan: StreamPlan, names: SystemNames) -> list[str]:
+    def output_tables(self, plan: PlannedStream, names: SystemNames) -> list[str]:
         """Every typed table the stream writes, in write order: parents before children."""
         history = self.history_table(plan, names)
         return plan.tables if history is None else [history, *plan.tables]
 
-    def graph_parent(self, plan: StreamPlan, names: SystemNames, table: str) -> str | None:
+    def graph_parent(self, plan: PlannedStream, names: SystemNames, table: str) -> str | None:
         """The table `table` is built from, as the asset graph and lineage show it; None: the stream's raw table."""
         return plan.parents[table]
 
-    def key_ordered_tables(self, plan: StreamPlan, names: SystemNames) -> dict[str, tuple[str, ...]]:
+    def key_ordered_tables(self, plan: PlannedStream, names: SystemNames) -> dict[str, tuple[str, ...]]:
         """The stream's tables kept in key order, with their key columns (maintenance clusters them)."""
         return {}
 
-    def loads_to_write(self, spark: SparkSession, tables: SourceTables, stream: str,
+    def loads_to_write(self, spark: SparkSession, tables: TablesOfSource, stream: str,
                        packages: Sequence[LoadPackage]) -> list[str]:
         """Which of a pass's loads (`packages`, all holding `stream`) the stream's typed tables take."""
         return [p.load_id for p in packages]
@@ -84,16 +127,16 @@ class Disposition(ABC):
         return loads
 
     @abstractmethod
-    def write(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame | RawRecords,
+    def write(self, spark: SparkSession, tables: TablesOfSource, plan: PlannedStream, raw_rows: DataFrame | RawRecords,
               load_ids: Sequence[str]) -> dict[str, TypedCounts]:
         """Write the stream's typed tables for the loads of `raw_rows` (one commit per table); counts per load."""
 
     @abstractmethod
-    def rebuild(self, spark: SparkSession, tables: SourceTables, plan: StreamPlan, raw_rows: DataFrame
+    def rebuild(self, spark: SparkSession, tables: TablesOfSource, plan: PlannedStream, raw_rows: DataFrame
                 ) -> dict[str, int]:
         """Replace the stream's typed tables with what all of `raw_rows` (its rebuilt loads) give; rows per table."""
 
-    def checks(self, plan: StreamPlan, names: SystemNames) -> list[TableCheck]:
+    def checks(self, plan: PlannedStream, names: SystemNames) -> list[TableCheck]:
         """The data checks of the stream's typed tables: the disposition's own, then each child's orphans (against
         its graph parent; table-wide when that parent holds every version, a history)."""
         history = self.history_table(plan, names)
@@ -104,11 +147,11 @@ class Disposition(ABC):
         return [*self.own_checks(plan, names), *orphans]
 
     @abstractmethod
-    def own_checks(self, plan: StreamPlan, names: SystemNames) -> list[TableCheck]:
+    def own_checks(self, plan: PlannedStream, names: SystemNames) -> list[TableCheck]:
         """The checks this disposition's tables need beyond orphans."""
 
 
-def kept_rows(frames: dict[str, DataFrame], plan: StreamPlan, names: SystemNames) -> dict[str, DataFrame]:
+def kept_rows(frames: dict[str, DataFrame], plan: PlannedStream, names: SystemNames) -> dict[str, DataFrame]:
     """The stream's typed frames (of `plan.load_schema`) without the rows and values its contract discards."""
     if not plan.discards:
         return frames

@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core import columns as C
 from normalization_core.dispositions.append import Append
+from normalization_core.dispositions.base import TablesOfSource
 from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.registry import is_newest_load
-
-if TYPE_CHECKING:
-    from normalization_core.plans.source_tables import SourceTables
 
 
 class Overwrite(Append):
@@ -23,7 +20,7 @@ class Overwrite(Append):
     summary = "each load replaces the table"
     whole_tables = True
 
-    def loads_to_write(self, spark: SparkSession, tables: SourceTables, stream: str,
+    def loads_to_write(self, spark: SparkSession, tables: TablesOfSource, stream: str,
                        packages: Sequence[LoadPackage]) -> list[str]:
         newest = max(packages, key=lambda p: p.arrival_key)
         return [newest.load_id] if is_newest_load(spark, tables.registry_path, stream, newest.arrival_key) else []

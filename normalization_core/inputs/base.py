@@ -8,16 +8,17 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.schema.stream_settings import StreamSettings
-from normalization_core.inputs.ledger import LedgerEntry, ledger_table, read_ledger
+from normalization_core.inputs.ledger import LedgerEntry, compare, ledger_table, read_ledger
 from normalization_core.inputs.listing import FileEntry, list_files
+from normalization_core.inputs.members import Grouping, Member
+from normalization_core.inputs.package_listing import Done, Listing, ListingCursor
 from normalization_core.inputs.settling import settling_of, split_settled
 from normalization_core.io.load_packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
 from normalization_core.naming.conventions import system_names
@@ -38,6 +39,15 @@ class InputKind:
         """The unit named `load_id` (normalized before or pending), None when there is none."""
         raise NotImplementedError
 
+    def discover_since(self, config: LakenormConfig, source: SourceConfig, cursor: ListingCursor | None,
+                       done: Done, now: float) -> Listing:
+        """`discover` without the units `done` names, and the next listing's cursor: a kind that lists
+        incrementally lists what is new since `cursor`; this one lists everything and keeps no cursor."""
+        found = self.discover(config, source)
+        finished = done(found.packages) if found.packages else set()
+        pending = tuple(p for p in found.packages if p.load_id not in finished)
+        return Listing(replace(found, packages=pending), None)
+
     def classify(self, spark: SparkSession, package: LoadPackage) -> DataFrame:
         """The unit's lines, classified (`transform.raw` columns, without the load ID)."""
         raise NotImplementedError
@@ -48,23 +58,6 @@ class InputKind:
     def catalog(self, source: SourceConfig) -> dict[str, StreamSettings]:
         """Stream settings that come with the input (used when the source has no catalog)."""
         return {}
-
-
-@dataclass(frozen=True)
-class Member:
-    """A settled, not yet normalized file and what its kind read from its name or head."""
-
-    file: FileEntry
-    base_load_id: str
-    stream: str | None
-    format: str
-    created_at: datetime
-
-
-@dataclass
-class Grouping:
-    members: list[Member] = field(default_factory=list)
-    rejected: list[RejectedPackage] = field(default_factory=list)
 
 
 def ledger_path(config: LakenormConfig, source: SourceConfig) -> str:
@@ -106,19 +99,19 @@ class FileInput(InputKind):
         settled, settling = list_files(source.landing, self.suffixes), []
         if self.settles(source):
             settled, settling = split_settled(settled, source.settle_seconds, int(time.time() * 1000))
-        rejected, new = [], []
+        new, changed = [], []
         for entry in settled:
             done = ledger.get(entry.path)
             if done is None:
                 new.append(entry)
-            elif done.file != entry:
-                rejected.append(_reuploaded(done, entry))
+            elif not done.lists(entry) and (change := compare(source.landing, done, entry)) is not None:
+                changed.append(change)  # touched (same bytes: recorded, silent) or replaced (reported once)
         grouping = self.members(source, new)
         used = {e.load_id for e in ledger.values()}
         packages = [self.package(source, load_id, group) for load_id, group in _units(grouping.members, used)]
         packages.sort(key=lambda p: p.arrival_key)
         waiting = settling_of(self, source, [f for f in settling if f.path not in ledger])
-        return Discovery(tuple(packages), tuple(rejected + grouping.rejected), waiting)
+        return Discovery(tuple(packages), tuple(grouping.rejected), waiting, tuple(changed))
 
     def find(self, config: LakenormConfig, source: SourceConfig, load_id: str) -> LoadPackage | None:
         done = [e.file.path for e in _ledger(config, source).values() if e.load_id == load_id]
@@ -136,13 +129,6 @@ class FileInput(InputKind):
 def _ledger(config: LakenormConfig, source: SourceConfig) -> dict[str, LedgerEntry]:
     path = ledger_path(config, source)
     return read_ledger(path, config.storage_options(path))
-
-
-def _reuploaded(done: LedgerEntry, entry: FileEntry) -> RejectedPackage:
-    return RejectedPackage(done.load_id, Path(entry.path), (
-        f"file {entry.path!r} was normalized in load {done.load_id!r} (size {done.file.size}) and has been "
-        f"replaced by other content (size {entry.size}); it is not read again: upload the new content under a "
-        "new file name, or run `lakenorm normalize --load-id` for that load to re-normalize it from the new file"))
 
 
 def _units(members: list[Member], used: set[str]) -> list[tuple[str, list[Member]]]:

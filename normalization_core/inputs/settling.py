@@ -11,20 +11,27 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from normalization_core.configuration.config import SourceConfig
 from normalization_core.inputs.listing import FileEntry
+from normalization_core.inputs.members import Grouping
 from normalization_core.io.load_packages import Settling
-
-if TYPE_CHECKING:
-    from normalization_core.inputs.base import FileInput
 
 UNITS_BY_PATH = frozenset({"singer", "dlt_extract"})
 """Kinds whose unit is named by a file's path alone (a Singer run: its top-level file or folder; a dlt package: its
 folder): their settling files are counted without being read (a half-written gzip file cannot be). The other
 kinds group settling files as they group settled ones (`members`, which reads at most a file's first line:
 an Airbyte sync is its first record's `sync_id`)."""
+
+
+class GroupsFiles(Protocol):
+    """What counting settling units needs of a file input kind (`base.FileInput`, which lists with this module)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def members(self, source: SourceConfig, files: list[FileEntry]) -> Grouping: ...
 
 
 def split_settled(files: Sequence[FileEntry], settle_seconds: int,
@@ -44,7 +51,7 @@ def path_unit(entry: FileEntry) -> str:
     return top if len(entry.parts) > 1 else top.split(".")[0]
 
 
-def settling_of(kind: FileInput, source: SourceConfig, files: Sequence[FileEntry]) -> Settling | None:
+def settling_of(kind: GroupsFiles, source: SourceConfig, files: Sequence[FileEntry]) -> Settling | None:
     """What `files` (settling, not yet normalized) make: their count, their units, when the last is readable."""
     if not files:
         return None
@@ -53,7 +60,7 @@ def settling_of(kind: FileInput, source: SourceConfig, files: Sequence[FileEntry
                     readable_at=datetime.fromtimestamp(readable_ms / 1000, tz=timezone.utc))
 
 
-def _units(kind: FileInput, source: SourceConfig, files: Sequence[FileEntry]) -> int:
+def _units(kind: GroupsFiles, source: SourceConfig, files: Sequence[FileEntry]) -> int:
     if kind.name in UNITS_BY_PATH:
         return len({path_unit(f) for f in files})
     grouping = kind.members(source, list(files))

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, Observation, Row, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.io.storage import is_uri, open_delta_table
+from normalization_core.transform.sql_text import col, cols, column_name, table_ref
 
 T = TypeVar("T")
 LOG = logging.getLogger("lakenorm")
@@ -131,20 +132,6 @@ def table_rows(path: str, storage_options: dict[str, str] | None = None) -> int 
     return None if counts is None or None in counts else sum(counts)
 
 
-def table_ref(path: str) -> str:
-    """The SQL name of the Delta table at `path`."""
-    return f"delta.`{path.replace('`', '``')}`"
-
-
-def in_list(column: str, values: Sequence[str]) -> str:
-    """`column IN (...)` with the values as escaped SQL string literals."""
-    return f"`{column}` IN ({', '.join(sql_string(v) for v in values)})"
-
-
-def sql_string(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def replace_where(df: DataFrame, path: str, predicate: str) -> None:
     """Replace exactly the rows matching `predicate` in the table at `path` with `df`, in one commit."""
     with_conflict_retry(lambda: replace_where_writer(df, predicate).save(path), path)
@@ -196,26 +183,29 @@ def replace_all(df: DataFrame, path: str, properties: dict[str, str] | None = No
                         .options(**(properties or {})).save(path), path)
 
 
-def rewrite_in_key_order(spark: SparkSession, path: str, order_by: Sequence[str]) -> None:
+def rewrite_in_key_order(spark: SparkSession, path: str, order_by: Sequence[str], files: int | None = None) -> None:
     """The table's rows written again in key order, in one commit that changes no data (`dataChange` false:
-    streaming readers of the table skip it). A commit between its read and its own is a conflict, retried."""
-    with_conflict_retry(lambda: _writer(read_table(spark, path), order_by).mode("overwrite")
+    streaming readers of the table skip it); `files`: into that many ranges of keys (None: the session's shuffle
+    partitions). A commit between its read and its own is a conflict, retried."""
+    with_conflict_retry(lambda: _writer(read_table(spark, path), order_by, ranges=files).mode("overwrite")
                         .option("dataChange", "false").save(path), path)
 
 
 def _writer(df: DataFrame, order_by: Sequence[str], counted: Observation | None = None,
-            few_rows: bool = False, count_column: str | None = None):  # -> DataFrameWriter
+            few_rows: bool = False, count_column: str | None = None,
+            ranges: int | None = None):  # -> DataFrameWriter
     """A Delta writer of `df`, counting its rows into `counted`. With `order_by`, its rows are sorted across
     files (a range of keys per task, files of at most `KEY_ORDERED_FILE_ROWS` rows), so each file's statistics
     bound a narrow range of keys; `few_rows`: `df` is known to be small, so one task sorts it all (the ranges of
     several tasks cost a Spark job of its own, sampling the keys); `count_column`: a boolean column of `df`, not
-    written, whose true rows `counted` also counts (as "marked")."""
+    written, whose true rows `counted` also counts (as "marked"); `ranges`: how many ranges of keys (files, up to
+    `KEY_ORDERED_FILE_ROWS` rows each) `order_by` makes (None: the session's shuffle partitions)."""
     if order_by:
-        columns = [F.col(f"`{c}`") for c in order_by]
-        df = df.repartition(1) if few_rows else df.repartitionByRange(*columns)
+        columns = cols(order_by)
+        df = df.repartition(1) if few_rows else df.repartitionByRange(*([ranges] if ranges else []), *columns)
         df = df.sortWithinPartitions(*columns)
     if counted is not None:  # after the sort: the range sampling job runs what is below it
-        marked = [F.count_if(F.col(count_column)).alias("marked")] if count_column else []
+        marked = [F.count_if(col(count_column)).alias("marked")] if count_column else []
         df = df.observe(counted, F.count(F.lit(1)).alias("rows"), *marked)
     if count_column:
         df = df.drop(count_column)
@@ -243,9 +233,9 @@ def align_deletion_vectors(spark: SparkSession, path: str, deletion_vectors: boo
     enabled = table.metadata().configuration.get(DELETION_VECTORS) == "true"
     if deletion_vectors and not enabled:
         with_conflict_retry(lambda: spark.sql(
-            f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"), path)
+            f"ALTER TABLE {table_ref(path)} SET TBLPROPERTIES ('{DELETION_VECTORS}' = 'true')"), path)
     elif not deletion_vectors and DV_FEATURE in (table.protocol().writer_features or []):
-        with_conflict_retry(lambda: spark.sql(f"ALTER TABLE delta.`{path}` DROP FEATURE {DV_FEATURE}"), path)
+        with_conflict_retry(lambda: spark.sql(f"ALTER TABLE {table_ref(path)} DROP FEATURE {DV_FEATURE}"), path)
 
 
 def merge_by_key(spark: SparkSession, path: str, source: Callable[[], DataFrame], on: Sequence[str],
@@ -328,10 +318,10 @@ def _merge_or_create(spark: SparkSession, path: str, source: Callable[[], DataFr
     rows = source()
     columns = [c for c in rows.columns if c != delete_flag]
     if not exists:
-        return create_table_with(rows.where(~F.col(delete_flag)).select(*columns), path, properties, order_by)
-    names = [quoted(c) for c in columns]
-    flag = f"{SOURCE}.{quoted(delete_flag)}"
-    matched = " AND ".join(f"{TARGET}.{quoted(c)} <=> {SOURCE}.{quoted(c)}" for c in on)
+        return create_table_with(rows.where(~col(delete_flag)).select(*cols(columns)), path, properties, order_by)
+    names = [column_name(c) for c in columns]
+    flag = f"{SOURCE}.{column_name(delete_flag)}"
+    matched = " AND ".join(f"{TARGET}.{column_name(c)} <=> {SOURCE}.{column_name(c)}" for c in on)
     condition = matched if target_rows is None else f"({target_rows}) AND {matched}"
     with temp_view(rows) as view:
         metrics = merge_sql(spark, f"""MERGE WITH SCHEMA EVOLUTION INTO {table_ref(path)} AS {TARGET}
@@ -348,11 +338,6 @@ def merge_sql(spark: SparkSession, statement: str) -> Row:
     `num_deleted_rows`, `num_inserted_rows`), the statement's own result computed on the driver: metadata.
     (Delta's MERGE leaves named parameter markers unbound, Delta 4.4: values go into the text as literals.)"""
     return spark.sql(statement).first()
-
-
-def quoted(name: str) -> str:
-    """A column name as a SQL identifier."""
-    return f"`{name.replace('`', '``')}`"
 
 
 def create_table_with(rows: DataFrame, path: str, properties: dict[str, str], order_by: Sequence[str] = ()) -> int:

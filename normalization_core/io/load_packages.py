@@ -113,6 +113,9 @@ class Discovery:
     rejected: tuple[RejectedPackage, ...]
     settling: Settling | None = None
     """Producer files still settling (None when none are)."""
+    changed: tuple[Any, ...] = ()
+    """Producer inputs: normalized files listed with another size or time (`inputs.ledger.ChangedFile`), touched
+    (the same bytes) or replaced (other bytes, to report once); `inputs.landing.record_changed_files` records them."""
 
 
 def discover_packages(landing: Landing, source: str) -> Discovery:

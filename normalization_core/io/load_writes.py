@@ -14,13 +14,13 @@ from pyspark.sql import functions as F
 from normalization_core.io.delta import (
     LOG,
     create_table_with,
-    in_list,
     is_delta_table,
     read_table,
     replace_where_writer,
     with_conflict_retry,
 )
 from normalization_core.io.storage import is_uri, open_delta_table
+from normalization_core.transform.sql_text import col, in_list
 
 
 def replace_loads(df: DataFrame, path: str, load_column: str, load_ids: Sequence[str],
@@ -95,7 +95,7 @@ def load_rows_in_log(path: str, load_column: str, load_id: str, storage_options:
 
 def rows_per_load(spark: SparkSession, path: str, load_column: str, load_ids: Sequence[str]) -> dict[str, int]:
     """Rows the table holds now for each of `load_ids` (one counter per load reaches the driver)."""
-    counts = (read_table(spark, path).where(F.col(load_column).isin(list(load_ids)))
-              .groupBy(load_column).count().collect())  # one counter per load ID: metadata
+    counts = (read_table(spark, path).where(col(load_column).isin(list(load_ids)))
+              .groupBy(col(load_column)).count().collect())  # one counter per load ID: metadata
     found = {row[0]: int(row[1]) for row in counts}
     return {load_id: found.get(load_id, 0) for load_id in load_ids}

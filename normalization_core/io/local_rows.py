@@ -24,4 +24,5 @@ def local_rows(spark: SparkSession, rows: Sequence[Sequence[Any] | Mapping[str, 
         if list(record) != names:
             raise ValueError(f"row fields {list(record)} are not the schema's {names}")
     table = pa.Table.from_pylist(records, schema=to_arrow_schema(schema, timezone="UTC"))
-    return spark.createDataFrame(table, schema)
+    # one partition: a write of a few rows makes one file (split over the session's cores it made one per core)
+    return spark.createDataFrame(table, schema).coalesce(1)

@@ -16,10 +16,10 @@ from normalization_core.io.delta import (
     is_delta_table,
     read_table,
     rewrite_in_key_order,
-    table_ref,
     with_conflict_retry,
 )
 from normalization_core.io.storage import open_delta_table
+from normalization_core.transform.sql_text import table_ref
 
 
 def table_row_count(spark: SparkSession, path: str) -> int:
@@ -128,10 +128,10 @@ def compact_in_key_order(spark: SparkSession, path: str, key_order: Sequence[str
     would merge every file under 1 GB into one, and a MERGE touching any key would then rewrite all of it."""
     def files() -> int:
         return int(spark.sql(f"DESCRIBE DETAIL {table_ref(path)}").first()["numFiles"])  # the snapshot's: metadata
-    before = files()
-    if before <= 2 * max(1, math.ceil(table_row_count(spark, path) / KEY_ORDERED_FILE_ROWS)):
+    before, needed = files(), max(1, math.ceil(table_row_count(spark, path) / KEY_ORDERED_FILE_ROWS))
+    if before <= 2 * needed:
         return 0, 0
-    rewrite_in_key_order(spark, path, key_order)
+    rewrite_in_key_order(spark, path, key_order, needed)
     return before, files()
 
 

@@ -11,14 +11,18 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
+import pyarrow.compute as pc
+from deltalake.exceptions import DeltaError
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from normalization_core import columns as C
-from normalization_core.io.delta import in_list, is_delta_table, read_table, replace_where
+from normalization_core.io.delta import is_delta_table, read_table, replace_where
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.local_rows import local_rows
+from normalization_core.io.storage import open_delta_table
+from normalization_core.transform.sql_text import in_list
 
 REGISTRY_SCHEMA = T.StructType([
     T.StructField(C.LOADS_SOURCE, T.StringType()),
@@ -121,6 +125,38 @@ def normalized_streams(spark: SparkSession, path: str, load_ids: Sequence[str] |
     found: dict[str, dict[str, str | None]] = {}
     for row in rows.select(C.LOADS_LOAD_ID, C.LOADS_STREAM, C.LOADS_SCHEMA_HASH).collect():  # per (load, stream)
         found.setdefault(row[0], {})[row[1]] = row[2]
+    return found
+
+
+def registered_streams(spark: SparkSession, path: str, load_ids: Sequence[str],
+                       storage_options: dict[str, str] | None = None) -> dict[str, set[str]]:
+    """Per load ID of `load_ids`, its streams registered as normalized, read for those load IDs alone: by delta-rs
+    from the registry's log and the row groups whose statistics may hold them (no Spark job, the registry not
+    scanned whole), else (a log delta-rs cannot read, reader features) by Spark (`normalized_streams`)."""
+    if not load_ids:
+        return {}
+    try:
+        return logged_registry(path, storage_options, load_ids)
+    except DeltaError:
+        return {load_id: set(streams) for load_id, streams in normalized_streams(spark, path, load_ids).items()}
+
+
+def logged_registry(path: str, storage_options: dict[str, str] | None = None,
+                    load_ids: Sequence[str] | None = None) -> dict[str, set[str]]:
+    """Per load ID (of `load_ids`; None: every one), its streams registered as normalized, read by delta-rs (two
+    columns; with `load_ids`, the row groups whose statistics may hold them); a `DeltaError` when delta-rs cannot
+    read the registry exactly (reader features: deletion vectors may hide rows from it)."""
+    table = open_delta_table(path, storage_options)
+    if table is None:
+        return {}
+    if table.protocol().reader_features:
+        raise DeltaError("reader features: deletion vectors may hide rows from delta-rs")
+    normalized = pc.field(C.LOADS_STATUS) == C.STATUS_NORMALIZED
+    wanted = normalized if load_ids is None else normalized & pc.field(C.LOADS_LOAD_ID).isin(list(load_ids))
+    rows = table.to_pyarrow_dataset().to_table(columns=[C.LOADS_LOAD_ID, C.LOADS_STREAM], filter=wanted)
+    found: dict[str, set[str]] = {}
+    for load_id, stream in zip(*(rows.column(c).to_pylist() for c in (C.LOADS_LOAD_ID, C.LOADS_STREAM))):
+        found.setdefault(load_id, set()).add(stream)  # one row per (load, stream): metadata
     return found
 
 

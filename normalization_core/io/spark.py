@@ -36,7 +36,7 @@ library (pyspark ships none) each file created starts a `chmod` process and each
 sidecar as for the file itself. Delta's log keeps its own checksums (`<version>.crc`). Only Hadoop's `FileContext`
 (what Delta's log store writes with): the `FileSystem` of `file:` must stay checksummed, as Hadoop casts it to
 `LocalFileSystem` (S3A's upload buffers on local disk did). A small load starts 170 processes instead of 290
-(BENCHMARKS.md session 23)."""
+(BENCHMARKS.md: 14b459b, 2026-11-28)."""
 BASE_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
@@ -87,7 +87,7 @@ QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=24
 large one 1.7x longer (BENCHMARKS.md), so only for a process that knows its input is small."""
 SMALL_INPUT_COLLECTOR = "-XX:+UseParallelGC"
 """The throughput collector for a process that knows its input is small, unless the user chose one: a cold small
-load used ~8% less CPU than with G1's concurrent threads (BENCHMARKS.md session 25)."""
+load used ~8% less CPU than with G1's concurrent threads (BENCHMARKS.md: 258a28c, 2026-11-28)."""
 _CHOSEN_COLLECTOR = re.compile(r"-XX:\+Use\w*GC\b")
 
 
@@ -356,11 +356,12 @@ def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractCo
     """
     if input_bytes is None or input_bytes >= SMALL_INPUT_BYTES:
         return nullcontext()
-    return _session_settings(spark, SMALL_INPUT_CONF)
+    return session_settings(spark, SMALL_INPUT_CONF)
 
 
 @contextmanager
-def _session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """The session's `settings` in the block, and what it had before afterwards."""
     previous = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)

@@ -93,6 +93,20 @@ def _filesystem(store: ObjectStore, credentials: tuple[tuple[str, str], ...]):
     return fs.S3FileSystem(**options)
 
 
+@lru_cache(maxsize=8)
+def _s3_client(store: ObjectStore, credentials: tuple[tuple[str, str], ...]):
+    """An S3 client (boto3) for listings Arrow's client cannot make (`start-after`); credentials as `_filesystem`."""
+    import boto3
+    from botocore.config import Config
+
+    creds, keys = dict(credentials), {}
+    if "AWS_ACCESS_KEY_ID" in creds and "AWS_SECRET_ACCESS_KEY" in creds:
+        keys = {"aws_access_key_id": creds["AWS_ACCESS_KEY_ID"],
+                "aws_secret_access_key": creds["AWS_SECRET_ACCESS_KEY"], "aws_session_token": creds.get("AWS_SESSION_TOKEN")}
+    return boto3.client("s3", endpoint_url=store.endpoint, region_name=store.region or "us-east-1",
+                        config=Config(s3={"addressing_style": "path" if store.path_style else "virtual"}), **keys)
+
+
 class StorePath:
     """An object-store URI with the few `pathlib.Path` operations discovery uses (join, name, list, read)."""
 
@@ -172,11 +186,34 @@ class StorePath:
                 modified = int(info.mtime.timestamp() * 1000) if info.mtime is not None else 0
                 yield info.path[len(self.key) + 1:], int(info.size or 0), modified
 
+    def folder_names(self, after: str = "") -> list[str]:
+        """Names of the folders directly under this one that sort after `after`, sorted: S3 lists them from
+        `after` on (`start-after`), so the listing's cost follows what is new, not what the folder holds."""
+        bucket, _, key = self.key.partition("/")
+        prefix = f"{key.rstrip('/')}/" if key else ""
+        listing = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/",
+                   **({"StartAfter": prefix + after} if after else {})}
+        pages = _s3_client(self.store, tuple(sorted(env_credentials().items()))).get_paginator("list_objects_v2")
+        names = (common["Prefix"][len(prefix):].rstrip("/") for page in pages.paginate(**listing)
+                 for common in page.get("CommonPrefixes", []))
+        return sorted(name for name in names if name > after)
+
+    def write_text(self, text: str, encoding: str = "utf-8") -> None:
+        """The object's content replaced by `text` (one PUT: readers see the old content or the new)."""
+        with self.fs.open_output_stream(self.key) as handle:
+            handle.write(text.encode(encoding))
+
     def size(self) -> int:
         return int(self.fs.get_file_info(self.key).size or 0)
 
     def open_binary(self) -> IO[bytes]:
         return self.fs.open_input_stream(self.key, compression=None)
+
+    def etag(self) -> str | None:
+        """The object's ETag as the store returns it (one HEAD request), None when it gives none."""
+        with self.fs.open_input_file(self.key) as handle:
+            found = handle.metadata().get("ETag")
+        return found.decode() if found else None
 
     def read_bytes(self) -> bytes:
         with self.open_binary() as handle:

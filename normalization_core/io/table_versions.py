@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from deltalake.exceptions import DeltaError
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from normalization_core.io.delta import table_ref
+from normalization_core.transform.sql_text import table_ref
 from normalization_core.io.storage import is_uri, open_delta_table
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
@@ -43,19 +43,33 @@ def tagged_loads(user_metadata: str | None) -> frozenset[str]:
     return frozenset(map(str, found)) if isinstance(found, list) else frozenset()
 
 
-@contextmanager
-def tagged_commits(spark: SparkSession, load_ids: Sequence[str]) -> Iterator[None]:
+def tagged_commits(spark: SparkSession, load_ids: Sequence[str]) -> AbstractContextManager[None]:
     """Every Delta commit of the session in the block carries `commit_tag(load_ids)`; the session's own
     `userMetadata` (if any) is back afterwards."""
+    return _commit_metadata(spark, commit_tag(load_ids))
+
+
+def untagged_commits(spark: SparkSession) -> AbstractContextManager[None]:
+    """The commits of the block carry no load IDs (a compaction after a pass belongs to no load), whatever the
+    session's `userMetadata` is outside it."""
+    return _commit_metadata(spark, None)
+
+
+@contextmanager
+def _commit_metadata(spark: SparkSession, value: str | None) -> Iterator[None]:
     previous = spark.conf.get(USER_METADATA, None)
-    spark.conf.set(USER_METADATA, commit_tag(load_ids))
+    _set_metadata(spark, value)
     try:
         yield
     finally:
-        if previous is None:
-            spark.conf.unset(USER_METADATA)
-        else:
-            spark.conf.set(USER_METADATA, previous)
+        _set_metadata(spark, previous)
+
+
+def _set_metadata(spark: SparkSession, value: str | None) -> None:
+    if value is None:
+        spark.conf.unset(USER_METADATA)
+    else:
+        spark.conf.set(USER_METADATA, value)
 
 
 def committed_versions(spark: SparkSession, path: str, load_ids: Sequence[str],
@@ -86,7 +100,7 @@ def _history(spark: SparkSession, path: str, storage_options: dict[str, str] | N
             return [(int(c["version"]), c.get("userMetadata")) for c in table.history(depth)
                     if c.get("version") is not None]
     try:
-        rows = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT {depth}").select(
+        rows = spark.sql(f"DESCRIBE HISTORY {table_ref(path)} LIMIT {int(depth)}").select(
             "version", "userMetadata").collect()  # commit metadata, not data
     except AnalysisException:
         return []

@@ -24,7 +24,6 @@ from normalization_core.io.delta import (
     is_delta_table,
     merge_sql,
     read_table,
-    table_ref,
     temp_view,
     with_conflict_retry,
 )
@@ -32,6 +31,7 @@ from normalization_core.io.local_rows import local_rows
 from normalization_core.io.storage import open_delta_table
 from normalization_core.naming.conventions import system_names
 from normalization_core.schema import StreamSchema, schema_document, schema_hash
+from normalization_core.transform.sql_text import table_ref
 
 VERSIONS_SCHEMA = T.StructType([
     T.StructField(C.VERSIONS_STREAM, T.StringType()),

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import count
 from typing import ClassVar
 
-from normalization_core.naming.base import EMPTY_IDENTIFIER, NamingConvention
+from normalization_core.naming.base import EMPTY_IDENTIFIER, NamingConvention, strip_accents
 
 _RE_WHITESPACE = re.compile(r"\s+")
 _RE_NON_ALPHANUMERIC = re.compile(r"[^a-zA-Z0-9_]")
@@ -17,11 +16,6 @@ DBT_RESERVED_LENGTH = 12 + 8
 MINIMUM_PARENT_LENGTH = 10
 """Shortest parent prefix kept in a hashed nested table name."""
 _HASH_JOINER = "&airbyte&"
-
-
-def strip_accents(text: str) -> str:
-    """Decompose (NFD) and drop combining marks: `àêî öÙ` -> `aei oU`."""
-    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
 def transform_standard_naming(name: str) -> str:
@@ -100,10 +94,11 @@ class AirbyteNaming(NamingConvention):
         """`_airbyte_raw_<stream>`: standard naming, lower-cased, never truncated (as Airbyte's raw tables)."""
         return "_airbyte_raw_" + self._unlimited(stream)
 
-    def collision_candidates(self, original: str, name: str, normalize: Callable[[str], str]) -> Iterator[str]:
-        """`<original>_1`, `<original>_2`, ... normalized, as Airbyte names clashing columns."""
+    def collision_candidates(self, original: str, name: str, written: str) -> Iterator[str]:
+        """`<written>_1`, `<written>_2`, ... normalized, as Airbyte names clashing columns (its tables and
+        columns are named alike, so one normalizer serves both)."""
         for index in count(1):
-            yield normalize(f"{original}_{index}")
+            yield self.normalize_identifier(f"{written}_{index}")
 
     def _unlimited(self, name: str) -> str:
         return transform_standard_naming(name).lower()

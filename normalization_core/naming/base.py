@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
+import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import count
 from typing import ClassVar
 
@@ -15,6 +17,19 @@ TAG_LENGTH = 6
 _TAG_DIGEST_BYTES = 4
 """dlt derives 4 bytes from a 0.001 collision probability: int(3 * log2(1000) // 8) + 1."""
 _TAG_TRANSLATION = bytes.maketrans(b"/+", b"ab")
+TABLE_NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_]+")
+"""Every table name (a folder of the warehouse, a name in the catalog) is made of these only: Spark's session
+catalog refuses any other character in a table name, even quoted, and a shell needs none of them quoted."""
+
+
+def is_safe_table_name(name: str) -> bool:
+    """`name` needs no quoting as a folder, in a shell or in a catalog (`TABLE_NAME_CHARACTERS`)."""
+    return TABLE_NAME_CHARACTERS.fullmatch(name) is not None
+
+
+def strip_accents(text: str) -> str:
+    """Decompose (NFD) and drop combining marks: `àêî öÙ` -> `aei oU`."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
 def compute_tag(text: str) -> str:
@@ -90,11 +105,14 @@ class NamingConvention(ABC):
         parts = [self.normalize_path(part) for part in (parent_table, *key_path)]
         return self.shorten(self.make_path(*parts))
 
-    def collision_candidates(self, original: str, name: str, normalize: Callable[[str], str]) -> Iterator[str]:
+    def collision_candidates(self, original: str, name: str, written: str) -> Iterator[str]:
         """Names to try, in order, when `name` (normalized from `original`) is taken: `name_<tag>`.
 
+        `original` identifies the key (or table) among the others; `written` is its name as written: the
+        key, a flattened path's keys joined by the path separator, a table's stream name or joined path.
         The tag comes from `original` (then `original#1`, `original#2`, ...), so a given key always gets
-        the same name whatever else is in the batch. `normalize` is unused here; suffix conventions need it.
+        the same name whatever else is in the batch. A suffix convention suffixes `written` instead
+        (`AirbyteNaming`): `original` may be an opaque key such as the JSON text of a path.
         """
         keep = self.max_identifier_length - TAG_LENGTH - 1
         stem = name[:keep].rstrip("_")  # a cut ending in `_` must not form a `__` path separator

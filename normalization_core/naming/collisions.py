@@ -38,7 +38,8 @@ def assign_names(
     existing: Mapping[str, str] | None = None,
     normalize: Callable[[str], str] | None = None,
     keep_order: bool = False,
-    literal: Callable[[str], str] | None = None,
+    written: Callable[[str], str] | None = None,
+    written_first: bool = False,
 ) -> NameAssignment:
     """Give every original a final name that no other original has, ignoring case.
 
@@ -46,20 +47,22 @@ def assign_names(
     on input order: the first to reach a free name keeps it, later ones get `conv.collision_candidates`.
     `keep_order` takes them in the given order instead (Airbyte suffixes clashing columns in catalog order).
     `normalize` defaults to `conv.normalize_path` (JSON keys); pass `conv.normalize_table_name` for tables.
-    `literal` gives an original's name as written (e.g. its keys joined by the path separator): a key that
-    already is its normalized name is taken first, so it keeps the name and the other keys get the suffix.
+    `written` gives an original's name as written (e.g. its keys joined by the path separator; default: the
+    original itself), which a suffix convention suffixes; with `written_first` a key already written as its
+    normalized name is taken first, so it keeps the name and the other keys get the suffix.
     """
     normalize = normalize or conv.normalize_path
+    written = written or str
     mapping = dict(existing or {})
     holders = _holders(mapping)
     contested: dict[str, list[str]] = {}
     new = dict.fromkeys(o for o in originals if o not in mapping)
-    for original in (new if keep_order else _in_naming_order(new, normalize, literal)):
+    for original in (new if keep_order else _in_naming_order(new, normalize, written if written_first else None)):
         plain = normalize(original)
         final = plain
         if plain.lower() in holders:
             contested.setdefault(plain.lower(), [holders[plain.lower()]]).append(original)
-            final = _first_free(conv, original, plain, normalize, holders)
+            final = _first_free(conv, original, plain, written(original), holders)
         holders[final.lower()] = original
         mapping[original] = final
     collisions = [_report(mapping, members) for _, members in sorted(contested.items())]
@@ -67,11 +70,11 @@ def assign_names(
 
 
 def _in_naming_order(originals: Iterable[str], normalize: Callable[[str], str],
-                     literal: Callable[[str], str] | None) -> list[str]:
+                     written: Callable[[str], str] | None) -> list[str]:
     """Sorted, keys already written as their normalized name first (order independent either way)."""
-    if literal is None:
+    if written is None:
         return sorted(originals)
-    return sorted(originals, key=lambda original: (literal(original) != normalize(original), original))
+    return sorted(originals, key=lambda original: (written(original) != normalize(original), original))
 
 
 def _holders(existing: Mapping[str, str]) -> dict[str, str]:
@@ -84,9 +87,9 @@ def _holders(existing: Mapping[str, str]) -> dict[str, str]:
     return holders
 
 
-def _first_free(conv: NamingConvention, original: str, plain: str, normalize: Callable[[str], str],
+def _first_free(conv: NamingConvention, original: str, plain: str, written: str,
                 holders: Mapping[str, str]) -> str:
-    candidates = conv.collision_candidates(original, plain, normalize)
+    candidates = conv.collision_candidates(original, plain, written)
     for _, candidate in zip(range(MAX_CANDIDATES), candidates):
         if candidate.lower() not in holders:
             return candidate

@@ -16,9 +16,10 @@ from normalization_core import columns as C
 from normalization_core.configuration.config import SourceConfig
 from normalization_core.configuration.register import Registration
 from normalization_core.errors import LakenormError
-from normalization_core.io.delta import is_delta_table, quoted, read_table, sql_string, table_ref
+from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.passes.snapshots import source_snapshot
 from normalization_core.plans.source_tables import SourceTables
+from normalization_core.transform.sql_text import column_name, string_literal, table_ref
 
 
 def catalog_table_name(source: SourceConfig, table: str) -> str:
@@ -40,7 +41,7 @@ def publish_tables(spark: SparkSession, tables: SourceTables) -> None:
 def register_tables(spark: SparkSession, tables: SourceTables, registration: Registration) -> list[str]:
     """Register the source's Delta tables missing from the schema; returns the ones registered now."""
     schema = registration.schema
-    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {quoted(schema)}")
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {column_name(schema)}")
     known = _schema_tables(spark, schema)
     registered = []
     for table in _source_tables(spark, tables):
@@ -48,8 +49,8 @@ def register_tables(spark: SparkSession, tables: SourceTables, registration: Reg
         if table.lower() in known or not is_delta_table(spark, path, tables.storage_options(path)):
             continue
         try:
-            spark.sql(f"CREATE TABLE IF NOT EXISTS {quoted(schema)}.{quoted(table)} USING delta "
-                      f"LOCATION {sql_string(path)}")
+            spark.sql(f"CREATE TABLE IF NOT EXISTS {column_name(schema)}.{column_name(table)} USING delta "
+                      f"LOCATION {string_literal(path)}")
         except AnalysisException as err:  # another process registered it between the listing and now
             if "ALREADY_EXISTS" not in str(err) and "already exists" not in str(err):
                 raise
@@ -65,15 +66,15 @@ def refresh_snapshot_views(spark: SparkSession, tables: SourceTables, registrati
     except LakenormError:
         return
     schema = registration.snapshot_schema
-    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {quoted(schema)}")
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {column_name(schema)}")
     for table, version in snapshot.versions.items():
-        spark.sql(f"CREATE OR REPLACE VIEW {quoted(schema)}.{quoted(table)} "
-                  f"COMMENT {sql_string(f'{table} as of load {snapshot.load_id}')} "
-                  f"AS SELECT * FROM {table_ref(tables.path(table))} VERSION AS OF {version}")
+        spark.sql(f"CREATE OR REPLACE VIEW {column_name(schema)}.{column_name(table)} "
+                  f"COMMENT {string_literal(f'{table} as of load {snapshot.load_id}')} "
+                  f"AS SELECT * FROM {table_ref(tables.path(table))} VERSION AS OF {int(version)}")
 
 
 def _schema_tables(spark: SparkSession, schema: str) -> set[str]:
-    rows = spark.sql(f"SHOW TABLES IN {quoted(schema)}").collect()  # names in the catalog: metadata
+    rows = spark.sql(f"SHOW TABLES IN {column_name(schema)}").collect()  # names in the catalog: metadata
     return {row["tableName"].lower() for row in rows if not row["isTemporary"]}
 
 

@@ -19,7 +19,8 @@ from normalization_core.dispositions import TypedCounts
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
-from normalization_core.inputs.ledger import record_files
+from normalization_core.inputs.landing import listed_since_last_pass
+from normalization_core.inputs.ledger import checksums_of, record_files
 from normalization_core.io.connect import union_all
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
 from normalization_core.io.load_writes import replace_loads
@@ -29,12 +30,14 @@ from normalization_core.io.registry import (
     LoadRecord,
     normalized_streams,
     record_dlt_loads,
+    registered_streams,
     record_loads,
 )
 from normalization_core.io.spark import small_input_conf
 from normalization_core.io.storage import Landing, StorePath
 from normalization_core.io.table_versions import tagged_commits
 from normalization_core.passes.catalog_tables import publish_tables
+from normalization_core.passes.compaction import compact_written
 from normalization_core.passes.results import LoadResult, StreamResult
 from normalization_core.passes.snapshots import with_table_versions
 from normalization_core.passes.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
@@ -59,14 +62,20 @@ class _Counts:
 
 
 def pending_packages(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> Discovery:
-    """Complete packages not yet normalized, in arrival order (plus the rejected ones and the files still settling)."""
+    """Complete packages not yet normalized, in arrival order (plus the rejected ones and the files still settling):
+    the landing listed from where the last pass's listing ended (`inputs.package_listing`), the registry read for
+    the listed load IDs alone."""
     kind = source_input(source)
-    found = kind.discover(config, source)
     if kind.uses_ledger:  # the file ledger already left out what was normalized
-        return found
-    done = normalized_streams(spark, SourceTables(config, source).registry_path)  # complete: all streams registered
-    return Discovery(tuple(p for p in found.packages if not set(p.streams) <= set(done.get(p.load_id, ()))),
-                     found.rejected, found.settling)
+        return kind.discover(config, source)
+    return listed_since_last_pass(config, source, partial(_normalized, spark, SourceTables(config, source))).discovery
+
+
+def _normalized(spark: SparkSession, tables: SourceTables, packages: Sequence[LoadPackage]) -> set[str]:
+    """The load IDs of `packages` with every stream registered as normalized."""
+    path = tables.registry_path
+    registered = registered_streams(spark, path, [p.load_id for p in packages], tables.storage_options(path))
+    return {p.load_id for p in packages if set(p.streams) <= registered.get(p.load_id, set())}
 
 
 MAX_LOADS_PER_PASS = 32
@@ -138,11 +147,11 @@ def source_input_bytes(tables: SourceTables, load_ids: Sequence[str]) -> int | N
 
 def pending_input_bytes(config: LakenormConfig, source_name: str) -> int | None:
     """At most the bytes of the loads `pending_packages` will find, looked up without Spark: the complete packages
-    not in the source's file ledger (manifest packages: every one landed, normalized or not); None when one
-    cannot be sized."""
+    not in the source's file ledger (manifest packages: those the next pass's listing will read, normalized or not);
+    None when one cannot be sized."""
     source = SourceTables.of(config, source_name).source
     try:
-        found = source_input(source).discover(config, source)
+        found = listed_since_last_pass(config, source, lambda packages: set(), keep=False).discovery
     except (LakenormError, OSError):
         return None
     return _input_bytes(list(found.packages))
@@ -193,6 +202,7 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     catalog_plans = stream_plans(source)  # once per pass: `load_plans` takes them
     catalog = {s: p.schema for s, p in catalog_plans.items() if s in raw}
     dropped = {w.load_id: sorted(set(w.streams) - set(raw)) for w in wholes}
+    checksums = checksums_of(wholes)  # of producer files (the ledger's), while Spark reads them
     classified = _classified_lines(spark, source, packages, dropped)
     lines = with_parsed_records(classified, catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -209,7 +219,8 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     finally:
         lines.unpersist()
     results = [_load_result(source, p, raw, counts[p.load_id], plans, typed) for p in packages]
-    _register(spark, tables, packages, results, counts, wholes, streams)
+    versions = _register(spark, tables, packages, results, counts, wholes, streams, checksums)
+    compact_written(spark, tables, list(raw.values()), plans, versions)
     done = {r.load_id: r for r in results}
     return [done.get(w.load_id, LoadResult(source.name, w.load_id)) for w in wholes]
 
@@ -336,7 +347,9 @@ def _write_quarantine(spark: SparkSession, tables: SourceTables, packages: list[
 
 
 def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage], results: list[LoadResult],
-              counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None) -> None:
+              counts: dict[str, _Counts], wholes: list[LoadPackage], streams: Sequence[str] | None,
+              checksums: Callable[[str], dict[str, str | None]]) -> dict[str, int]:
+    """Registry (and ledger, dlt's loads) rows of the pass's loads; the newest version the pass gave each table."""
     source = tables.source
     records = with_table_versions(spark, tables, _load_records(source, packages, results, counts))
     complete, complete_records = [p.load_id for p in packages], records
@@ -350,8 +363,14 @@ def _register(spark: SparkSession, tables: SourceTables, packages: list[LoadPack
     if source_input(source).uses_ledger:  # after the registry: a crash in between re-runs the same load ID
         for package in wholes:
             if package.load_id in complete:
-                record_files(spark, ledger_path(tables.config, source), package.load_id, package.entries)
+                record_files(spark, ledger_path(tables.config, source), package.load_id, package.entries,
+                             checksums(package.load_id))
     publish_tables(spark, tables)  # (after the registry: snapshot views read the loads it completed)
+    newest: dict[str, int] = {}
+    for record in records:
+        for table, version in record.table_versions.items():
+            newest[table] = max(version, newest.get(table, version))
+    return newest
 
 
 def _load_records(source: SourceConfig, packages: list[LoadPackage], results: list[LoadResult],

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from normalization_core.io.delta import in_list, sql_string
+from normalization_core.transform.sql_text import column_name, in_list, string_literal
 from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.registry import LoadRecord
 from normalization_core.transform import raw as R
@@ -41,7 +41,8 @@ def without_streams(lines: DataFrame, streams: Sequence[str]) -> DataFrame:
 def quarantine_predicate(load_column: str, file_column: str, packages: Sequence[LoadPackage]) -> str:
     """The quarantine rows a pass over these (narrowed) packages rewrites: their loads' lines of the
     files it read (quarantined lines of files it did not read stay)."""
-    return " OR ".join(f"(`{load_column}` = {sql_string(p.load_id)} AND {in_list(file_column, p.all_files())})"
+    return " OR ".join(f"({column_name(load_column)} = {string_literal(p.load_id)} AND "
+                       f"{in_list(file_column, p.all_files())})"
                        for p in packages)
 
 

@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterable
 from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.checks.not_null import check_not_null
-from normalization_core.configuration.catalog import StreamSettings, configured_settings, source_catalog
+from normalization_core.configuration.catalog import StreamSettings, configured_settings
 from normalization_core.configuration.config import SourceConfig, stream_contract
+from normalization_core.inputs.landing import source_catalog
 from normalization_core.io.versions import latest_versions_without_spark, record_versions
 from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.stream_plans import TYPED_CONVENTIONS, StreamPlan, distinct_plans, schema_file_schemas

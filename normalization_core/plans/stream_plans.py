@@ -11,8 +11,9 @@ import warnings
 from dataclasses import dataclass, field
 
 from normalization_core.columns import SystemNames
-from normalization_core.configuration.catalog import configured_settings, source_catalog
+from normalization_core.configuration.catalog import configured_settings
 from normalization_core.configuration.config import SourceConfig
+from normalization_core.inputs.landing import source_catalog
 from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.dispositions import Disposition, disposition
 from normalization_core.errors import ConfigError
@@ -86,7 +87,24 @@ def stream_plans(source: SourceConfig, stored_in: SourceTables | None = None) ->
 
 
 def _catalog_plans(source: SourceConfig) -> dict[str, StreamPlan]:
-    """Plans of the catalog's streams that come with a JSON Schema."""
+    """Plans of the catalog's streams that come with a JSON Schema; those of a catalog file are made again only
+    when the source's settings or the file changed (typing the JSON Schemas is most of what building the asset
+    graph of many streams costs besides Dagster, which builds it twice when it loads a code location)."""
+    if source.catalog is None:  # the input's own catalog, in the landing
+        return _plans_of_catalog(source)
+    stat = source.catalog.stat()
+    key = (source, stat.st_mtime_ns, stat.st_size)
+    last = _LAST_CATALOG_PLANS.get(source.name)
+    if last is None or last[0] != key:
+        last = _LAST_CATALOG_PLANS[source.name] = key, _plans_of_catalog(source)
+    return dict(last[1])
+
+
+_LAST_CATALOG_PLANS: dict[str, tuple[tuple, dict[str, StreamPlan]]] = {}
+"""Per source name: what its catalog plans were last made from, and them (frozen: shared by the callers)."""
+
+
+def _plans_of_catalog(source: SourceConfig) -> dict[str, StreamPlan]:
     catalog = source_catalog(source)
     plans = {}
     for name in catalog:

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
-from normalization_core.configuration.catalog import source_catalog
 from normalization_core.configuration.config import SourceConfig
+from normalization_core.inputs.landing import source_catalog
 from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.naming import AirbyteNaming
 from normalization_core.naming.airbyte import hash_json_path, transform_standard_naming

@@ -60,9 +60,7 @@ class AirbyteLayout(Layout):
 
     def _collect(self, pending: PendingTable, obj: Obj, prefix: list[str], depth: int) -> None:
         """One column per property; objects and arrays of objects within the nesting limit also nest."""
-        for key, node in obj.properties:
-            if key.startswith(f"{self.names.prefix}_"):
-                continue  # Airbyte ignores properties named like its own columns
+        for key, node in obj.properties:  # (Airbyte ignored `_airbyte_*` properties: here they are kept, renamed)
             nests = depth + 1 <= self.max_nesting
             if isinstance(node, (Obj, Arr)):
                 pending.columns.append(([key], Json(node.tag)))

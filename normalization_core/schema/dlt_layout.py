@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from normalization_core.naming import assign_names
+from normalization_core.naming.base import is_safe_table_name
 from normalization_core.schema.json_schema_nodes import Arr, Json, Mixed, Node, Obj
 from normalization_core.schema.layout import Layout, PendingTable, new_table
 from normalization_core.schema.model import CollisionDoc, ElementKind, StreamSchema, TableSchema, lineage
@@ -26,9 +27,11 @@ class DltLayout(Layout):
     name = "dlt"
 
     def build(self, stream: str, record: Node) -> tuple[list[TableSchema], list[CollisionDoc]]:
-        self.table_names = _previous_table_names(self.previous)
+        self.previous_tables = _previous_tables(self.previous)
+        self.table_names = {identity: table["name"] for identity, table in self.previous_tables.items()
+                            if is_safe_table_name(table["name"])}  # an unsafe one (older `direct`) moves
         root = PendingTable("[]", self.conv.normalize_table_name(stream),
-                            new_table(None, [], [], "root", "record", 0), [], [])
+                            new_table(None, [], [], "root", "record", 0), [], [], written=stream)
         if isinstance(record, Obj):
             self._collect(root, record, [], 0)
         tables: list[TableSchema] = []
@@ -36,7 +39,7 @@ class DltLayout(Layout):
         while level:
             self._name_tables(level)
             for pending in level:
-                self._name_columns(pending)
+                self._name_columns(pending, self.previous_tables.get(pending.identity))
                 tables.append(pending.table)
             level = [child for pending in level for child in self._children(pending)]
         return tables, self.collisions
@@ -69,7 +72,8 @@ class DltLayout(Layout):
             table = new_table(parent.table["name"], path, [*parent.table["json_path"], *path], "child", element,
                               depth)
             child = PendingTable(json.dumps([json.loads(parent.identity), path]),
-                                 self.conv.child_table_name(parent.table["name"], key_path), table, [], [])
+                                 self.conv.child_table_name(parent.table["name"], key_path), table, [], [],
+                                 written=self.conv.make_path(parent.table["name"], *key_path))
             if isinstance(items, Obj):
                 self._collect(child, items, [], depth)
             elif isinstance(items, Arr) and depth + 2 <= self.max_nesting:
@@ -83,13 +87,15 @@ class DltLayout(Layout):
 
     def _name_tables(self, level: list[PendingTable]) -> None:
         proposed = {p.identity: p.proposed for p in level}
-        result = assign_names(self.conv, list(proposed), self.table_names, normalize=proposed.__getitem__)
+        written = {p.identity: p.written or p.proposed for p in level}
+        result = assign_names(self.conv, list(proposed), self.table_names, normalize=proposed.__getitem__,
+                              written=written.__getitem__)
         self.table_names = result.mapping
         self.add_collisions(None, result.collisions)
         for pending in level:
             pending.table["name"] = result.mapping[pending.identity]
 
-    def _name_columns(self, pending: PendingTable) -> None:
+    def _name_columns(self, pending: PendingTable, before: TableSchema | None) -> None:
         table = pending.table
         element_column = {"scalar": VALUE_COLUMN, "array": LIST_KEY}.get(table["element"])
         if element_column:
@@ -97,11 +103,12 @@ class DltLayout(Layout):
                                 for path, node in pending.columns]
             return
         originals = {json.dumps(path): (path, node) for path, node in pending.columns}
-        result = assign_names(self.conv, list(originals), self._reserved(table), normalize=self._column_name,
-                              literal=self._written_name)
+        result = assign_names(self.conv, list(originals), self._reserved(table, before), normalize=self._column_name,
+                              written=self._written_name, written_first=True)
         self.add_collisions(table["name"], result.collisions)
         table["columns"] = [self.typed_column(result.mapping[original], path, node, table)
                             for original, (path, node) in originals.items()]
+        self.record_row_key(table)
 
     def _column_name(self, original: str) -> str:
         keys = json.loads(original)
@@ -110,10 +117,11 @@ class DltLayout(Layout):
     def _written_name(self, original: str) -> str:
         return self.conv.make_path(*json.loads(original))
 
-    def _reserved(self, table: TableSchema) -> dict[str, str]:
-        """System columns (never given to data) and the names an earlier version already gave."""
+    def _reserved(self, table: TableSchema, before: TableSchema | None) -> dict[str, str]:
+        """System columns (never given to data) and the names an earlier version (`before`) already gave."""
         reserved = self.system_columns(table)
-        reserved.update(_previous_column_names(self.previous, table["name"]))
+        if before is not None:
+            reserved.update({json.dumps(c["path"]): c["name"] for c in before["columns"] if "variant_of" not in c})
         return reserved
 
 
@@ -131,16 +139,8 @@ def _identity(schema: StreamSchema, table: TableSchema) -> str:
     return json.dumps(identity)
 
 
-def _previous_table_names(previous: StreamSchema | None) -> dict[str, str]:
+def _previous_tables(previous: StreamSchema | None) -> dict[str, TableSchema]:
+    """An earlier version's tables by their stable key."""
     if previous is None:
         return {}
-    return {_identity(previous, table): table["name"] for table in previous["tables"]}
-
-
-def _previous_column_names(previous: StreamSchema | None, table_name: str) -> dict[str, str]:
-    if previous is None:
-        return {}
-    for table in previous["tables"]:
-        if table["name"] == table_name:
-            return {json.dumps(c["path"]): c["name"] for c in table["columns"] if "variant_of" not in c}
-    return {}
+    return {_identity(previous, table): table for table in previous["tables"]}

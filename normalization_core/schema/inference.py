@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from normalization_core.naming import AirbyteNaming, NamingConvention
 from normalization_core.naming.conventions import DEFAULT_CONVENTION, convention_named
@@ -92,6 +92,8 @@ def _build(stream: str, observed: Observed, convention: str, max_length: int | N
     for steps, kind in sorted(set(observed)):
         root.at(steps).kinds.add(kind)
     conv = chosen.naming(max_length)
+    if chosen.system_names.record_row_key:  # a record's own row key is text, whatever its values
+        steering = replace(steering, data_types={**steering.data_types, chosen.system_names.row_id(stream): "text"})
     specs = ColumnSpecs(steering, max_nesting, conv)
     record = _node(root, (), specs) if root.pinned else _fresh_object(root, (), specs)
     layout = DltLayout(conv, chosen.system_names, max_nesting, previous)  # every convention's inferred layout
@@ -244,7 +246,7 @@ def _with_variants(schema: StreamSchema, table: TableSchema, specs: ColumnSpecs,
                    previous: StreamSchema | None, conv: NamingConvention) -> list[ColumnSchema]:
     """The table's columns, each main column followed by its variant columns."""
     steps = table_steps(schema, table)
-    taken = {c["name"] for c in table["columns"]}
+    taken = {c["name"].lower() for c in table["columns"]}  # Delta compares names ignoring case
     columns: list[ColumnSchema] = []
     for column in table["columns"]:
         spec = specs.get((*steps, *(KEY_STEP + key for key in column["path"])))
@@ -254,7 +256,7 @@ def _with_variants(schema: StreamSchema, table: TableSchema, specs: ColumnSpecs,
         column["accepts"] = sorted(ACCEPTS[spec.main])
         for family, kind, accepts in spec.variants:
             name = _variant_name(column["name"], family, previous, table["name"], taken, conv)
-            taken.add(name)
+            taken.add(name.lower())
             logical = LOGICAL_OF_KIND[kind]
             columns.append(ColumnSchema(name=name, path=list(column["path"]),
                                         data_type=LOGICAL_DATA_TYPES[logical],
@@ -269,8 +271,9 @@ def _variant_name(main: str, family: str, previous: StreamSchema | None, table: 
         for column in find_table(previous, table)["columns"]:
             if column.get("variant_of") == main and _family(column) == family:
                 return column["name"]
-    name = conv.shorten(conv.make_path(main, f"v_{family}"))
-    if name not in taken:
+    written = conv.make_path(main, f"v_{family}")
+    name = conv.shorten(written)
+    if name.lower() not in taken:
         return name
     original = json.dumps([main, family])
-    return next(c for c in conv.collision_candidates(original, name, conv.normalize_path) if c not in taken)
+    return next(c for c in conv.collision_candidates(original, name, written) if c.lower() not in taken)

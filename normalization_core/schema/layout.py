@@ -26,6 +26,7 @@ from normalization_core.schema.model import (
     TableSchema,
     UnionVariant,
 )
+from normalization_core.naming.quoting import field_name
 
 SYSTEM_PREFIX = "system:"
 """Prefix of the reserved originals that hold the system column names in `assign_names`."""
@@ -42,6 +43,8 @@ class PendingTable:
     columns: list[tuple[list[str], Node]]
     children: list[tuple[list[str], Node, int]]
     """(path in the row, the node under it, depth of the child rows)."""
+    written: str = ""
+    """The table's name as written before normalizing (stream name, or parent and keys joined), if not `proposed`."""
 
 
 class Layout(ABC):
@@ -73,13 +76,31 @@ class Layout(ABC):
         self.collisions += [collision_doc(table, c) for c in collisions]
 
     def system_columns(self, table: TableSchema) -> dict[str, str]:
-        """The system columns of `table` as reserved originals for `assign_names` (never given to data)."""
+        """The system columns of `table` as reserved originals for `assign_names` (never given to data): a key
+        named as one is renamed like any colliding key, and reported (SPEC §10). A root table's row key is
+        not reserved where a record's own key sets it (`SystemNames.record_row_key`: `record_row_key`)."""
         n = self.names
         system = [n.raw_id, n.extracted_at, n.load_id, n.data, n.meta, n.normalized_at, n.list_idx, n.root_id,
-                  n.row_id(table), n.valid_from, n.valid_to, n.is_current, n.unique_key, n.unique_key_scd]
+                  n.valid_from, n.valid_to, n.is_current, n.unique_key, n.unique_key_scd, n.file, n.line,
+                  n.error, n.upstream_changes, *n.foreign_names]
         if table["parent"] is not None:
             system.append(n.parent_key(table))
+        if table["parent"] is not None or not n.record_row_key:
+            system.append(n.row_id(table))
         return {SYSTEM_PREFIX + name: name for name in system}
+
+    def record_row_key(self, table: TableSchema) -> None:
+        """Under dlt's system names, the root column named as the row key (a record's own `_dlt_id`, any case)
+        becomes the row key: named exactly so, its value's text (not empty) is the row's key (`transform.nesting`)."""
+        row_id = self.names.row_id(table)
+        if not self.names.record_row_key or table["parent"] is not None:
+            return
+        for column in table["columns"]:
+            if column["name"].lower() == row_id.lower() and len(column["path"]) == 1 and "variant_of" not in column:
+                json_text = column["logical_type"] not in LOGICAL_DATA_TYPES or column["logical_type"] == "json"
+                column.update(name=row_id, data_type="string", logical_type="json" if json_text else "string",
+                              json_text=json_text, sets_row_key=True)
+                column.pop("variants", None)
 
     def typed_column(self, name: str, path: list[str], node: Node, table: TableSchema) -> ColumnSchema:
         """The column `name` of `table` holding the values at `path` of the node's type."""
@@ -108,13 +129,13 @@ class Layout(ABC):
             return {"logical_type": "union", "data_type": _union_type(variants), "variants": variants}
         if isinstance(node, Obj):
             fields = self._struct_fields(node, table, path)
-            data_type = "struct<" + ",".join(f"{f['name']}:{f['data_type']}" for f in fields) + ">"
+            data_type = "struct<" + ",".join(f"{field_name(f['name'])}:{f['data_type']}" for f in fields) + ">"
             return {"logical_type": "object", "data_type": data_type, "fields": fields}
         return {"logical_type": "json", "data_type": "string"}
 
     def _struct_fields(self, obj: Obj, table: TableSchema, path: list[str]) -> list[FieldSchema]:
         originals = {json.dumps([*path, key]): (key, node) for key, node in obj.properties}
-        result = assign_names(self.conv, list(originals), normalize=self._field_name)
+        result = assign_names(self.conv, list(originals), normalize=self._field_name, written=_last_key)
         self.add_collisions(table["name"], result.collisions)
         fields = []
         for original, (key, node) in originals.items():
@@ -123,7 +144,7 @@ class Layout(ABC):
         return fields
 
     def _field_name(self, original: str) -> str:
-        return self.conv.normalize_path(json.loads(original)[-1])
+        return self.conv.normalize_path(_last_key(original))
 
 
 def new_table(parent: str | None, path: list[str], json_path: list[str], kind: TableKind, element: ElementKind,
@@ -133,6 +154,11 @@ def new_table(parent: str | None, path: list[str], json_path: list[str], kind: T
                        value=element == "scalar", depth=depth, columns=[])
 
 
+def _last_key(original: str) -> str:
+    """The key of a field from its original, the JSON text of its path."""
+    return str(json.loads(original)[-1])
+
+
 def collision_doc(table: str | None, collision: NameCollision) -> CollisionDoc:
     return CollisionDoc(table=table, name=collision.name, originals=list(collision.originals),
                         resolved=dict(collision.resolved))
@@ -140,4 +166,4 @@ def collision_doc(table: str | None, collision: NameCollision) -> CollisionDoc:
 
 def _union_type(variants: list[UnionVariant]) -> str:
     """Spark's simple string of the disjoint record, as `DataFrame.dtypes` shows it."""
-    return "struct<type:string," + ",".join(f"{v['name']}:{v['data_type']}" for v in variants) + ">"
+    return "struct<type:string," + ",".join(f"{field_name(v['name'])}:{v['data_type']}" for v in variants) + ">"

@@ -75,6 +75,9 @@ class ColumnSchema(TypedDict):
     another kind goes to a variant column instead, without a recorded change."""
     variant_of: NotRequired[str]
     """On a variant column `<column>__v_<type>`: the name of its main column (same path)."""
+    sets_row_key: NotRequired[bool]
+    """The record's own row key (dlt's `_dlt_id`): written as the row key column, whose value it is where its
+    text is not empty (else the key lakenorm derives)."""
 
 
 class TableSchema(TypedDict):

@@ -8,7 +8,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from normalization_core.transform.sql_text import text_struct
+from normalization_core.transform.sql_text import col, text_struct
 
 NULLED, TRUNCATED = "NULLED", "TRUNCATED"
 OWN_REASON = "DESTINATION_"
@@ -60,5 +60,5 @@ def with_upstream_changes(meta: Column, upstream: Sequence[str]) -> Column:
     if not upstream:
         return meta
     empty = F.array().cast(_CHANGES)
-    return F.struct(F.concat(F.coalesce(F.col(upstream[0]).cast(_CHANGES), empty),
+    return F.struct(F.concat(F.coalesce(col(upstream[0]).cast(_CHANGES), empty),
                              meta.getField("changes")).alias("changes"))

@@ -26,6 +26,7 @@ from normalization_core.transform.internal_columns import (
     PARENT_DISCARDED,
     TABLE_NAME,
 )
+from normalization_core.transform.sql_text import col
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def flag_discards(frames: dict[str, DataFrame], schema: StreamSchema, discards: 
         gone = _own_discard(discards.rows.get(name, ()))
         parent = table.get("parent")
         if parent in losing:  # the parent loses rows: so do its children
-            keys = losing[parent].where(F.col(DISCARDED)).select(F.col(names.row_id(tables[parent])).alias(
+            keys = losing[parent].where(F.col(DISCARDED)).select(col(names.row_id(tables[parent])).alias(
                 names.parent_key(table)), F.lit(True).alias(PARENT_DISCARDED))
             df = df.join(keys, names.parent_key(table), "left")
             gone = gone | F.coalesce(F.col(PARENT_DISCARDED), F.lit(False))
@@ -110,14 +111,14 @@ def _own_discard(columns: Sequence[str]) -> Column:
     """Any of `columns` set: one flat expression, not a chain of ORs as deep as the number of columns."""
     if not columns:
         return F.lit(False)
-    return F.array_contains(F.array(*[F.col(c).isNotNull() for c in columns]), True)
+    return F.array_contains(F.array(*[col(c).isNotNull() for c in columns]), True)
 
 
 def _values(columns: Sequence[str]) -> Column:
     """How many of `columns` are set: flat (the set ones' count), not a chain of additions."""
     if not columns:
         return F.lit(0).cast("long")
-    return F.size(F.filter(F.array(*[F.col(c).isNotNull() for c in columns]), lambda set_: set_)).cast("long")
+    return F.size(F.filter(F.array(*[col(c).isNotNull() for c in columns]), lambda set_: set_)).cast("long")
 
 
 def _of_load(names: SystemNames, load_id: str, load_ids: Sequence[str]) -> Column:

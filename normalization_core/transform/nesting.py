@@ -44,17 +44,18 @@ from normalization_core.transform.internal_columns import (
     OBJECT_PREFIX,
     PARENT,
     RECORD,
+    RECORD_BESIDE_KEY,
     ROOT,
     ROW,
     TEXT_PREFIX,
     TREE,
     VARIANT_PREFIX,
 )
-from normalization_core.transform.keys import key128
+from normalization_core.transform.keys import key128, own_row_key, row_key
 from normalization_core.transform.kinds import is_present, value_kind
 from normalization_core.transform.parse import ParsedRecords, ParsePath
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
-from normalization_core.transform.sql_text import is_in, not_in
+from normalization_core.transform.sql_text import col, cols, is_in, not_in
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
@@ -93,8 +94,8 @@ def typed_root(parsed: ParsedRecords, names: SystemNames, stream_schema: StreamS
         unreadable = [] if tree else [nulled(RECORD_FIELD, F.col(ROW).isNull(), RECORD_UNREADABLE)]
         typed = _type_rows(rows, stream_schema, root, [*keep, *upstream, *carry], unreadable, tree)
         return typed.select(
-            *_data_names(root), *keep,
-            key128(F.col(names.raw_id)).alias(names.row_id(root)),
+            *cols(_data_names(root, with_row_key=False)), *keep,
+            row_key(root, key128(F.col(names.raw_id))).alias(names.row_id(root)),
             with_upstream_changes(F.col(META), upstream).alias(names.meta), stamp.alias(names.normalized_at), *carry,
         )
     return _by_path(parsed, build)
@@ -111,7 +112,6 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
     chain = lineage(stream_schema, table)
     if len(chain) < 2:
         raise ValueError(f"{table!r} is the root table of stream {stream_schema['stream']!r}, not a child")
-    root = F.col(root_key) if root_key else key128(F.col(names.raw_id))
     target = chain[-1]
     in_array = target["element"] != "nested_object"
     carry = [names.raw_id, names.extracted_at, names.load_id] if names.child_record_columns else [names.load_id]
@@ -119,13 +119,16 @@ def child_table(parsed: ParsedRecords, names: SystemNames, stream_schema: Stream
         (normalized_at if normalized_at is not None else F.current_timestamp()).alias(names.normalized_at)]
 
     def build(records: DataFrame, tree: bool) -> DataFrame:
-        rows = records.select(*carry, root.alias(ROOT), _record(tree).alias(ROW))
+        if root_key:
+            rows = records.select(*carry, col(root_key).alias(ROOT), _record(tree).alias(ROW))
+        else:
+            rows = _with_root_key(records, names, stream_schema, carry, tree)
         rows = rows.withColumn(KEY, F.col(ROOT))
         for parent, child in zip(chain, chain[1:]):
             rows = _explode(rows, stream_schema, parent, child, carry, tree)
         typed = _type_rows(rows, stream_schema, target, [*carry, KEY, PARENT, INDEX, ROOT], tree=tree)
         return typed.select(
-            *_data_names(target), *carry, F.col(KEY).alias(names.row_id(target)),
+            *cols(_data_names(target)), *carry, F.col(KEY).alias(names.row_id(target)),
             F.col(PARENT).alias(names.parent_key(target)),
             *([F.col(INDEX).cast("bigint").alias(names.list_idx)] if in_array else []),
             F.col(ROOT).alias(names.root_id), F.col(META).alias(names.meta), *stamp,
@@ -154,7 +157,7 @@ def _explode(rows: DataFrame, schema: StreamSchema, parent: TableSchema, child: 
     with `flatten` levels has one row per element of its arrays of arrays, flattened, indexed in that list.
     """
     value = _array_in(schema, parent, child, F.col(ROW), tree)
-    kept = [F.col(c) for c in carry]
+    kept = cols(carry)
     if child["element"] == "nested_object":
         exploded = rows.select(*kept, F.col(ROOT), F.col(KEY).alias(PARENT),
                                F.lit(None).cast("int").alias(INDEX), value.alias(ELEMENT))
@@ -190,8 +193,23 @@ def _array_in(schema: StreamSchema, parent: TableSchema, child: TableSchema, row
     return reader(row, row_level(schema, parent)).value_at(tuple(child["path"]))
 
 
-def _data_names(table: TableSchema) -> list[str]:
-    return [column["name"] for column in table["columns"]]
+def _data_names(table: TableSchema, with_row_key: bool = True) -> list[str]:
+    return [column["name"] for column in table["columns"] if with_row_key or not column.get("sets_row_key")]
+
+
+def _with_root_key(records: DataFrame, names: SystemNames, schema: StreamSchema, carry: list[str], tree: bool
+                   ) -> DataFrame:
+    """`carry`, the root row's key (`ROOT`) and the record (`ROW`): the key derived from the raw id, or the
+    record's own, typed as the root table types it (the same typing of the same parse: the same key; Spark
+    prunes the root's other typed values, which nothing reads)."""
+    root = root_table(schema)
+    derived = key128(F.col(names.raw_id))
+    if own_row_key(root) is None:
+        return records.select(*carry, derived.alias(ROOT), _record(tree).alias(ROW))
+    keep = list(dict.fromkeys([names.raw_id, *carry, RECORD_BESIDE_KEY]))
+    rows = records.select(*keep[:-1], _record(tree).alias(ROW), _record(tree).alias(RECORD_BESIDE_KEY))
+    typed = _type_rows(rows, schema, root, keep, tree=tree)
+    return typed.select(*carry, row_key(root, derived).alias(ROOT), F.col(RECORD_BESIDE_KEY).alias(ROW))
 
 
 @dataclass
@@ -219,7 +237,7 @@ class _Stage:
     def add_change(self, change: Column) -> None:
         name = f"{CHANGE_PREFIX}{len(self.hidden)}"
         self.hidden.append(change.alias(name))
-        self.changes.append(F.col(name))
+        self.changes.append(col(name))
 
     def add_value(self, column: ColumnSchema, source: Column, where: str, given: Column | None = None,
                   path: tuple[str, ...] = ()) -> None:
@@ -238,7 +256,7 @@ class _Stage:
         self.hidden.append(source.alias(text))
         typed = cast_scalar(source, column["logical_type"])
         self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
-        self.changes += cast_changes(F.col(text), F.col(column["name"]), column["logical_type"], where)
+        self.changes += cast_changes(col(text), col(column["name"]), column["logical_type"], where)
 
     def _add_inferred(self, column: ColumnSchema, source: Column, where: str, path: tuple[str, ...]) -> None:
         """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
@@ -282,7 +300,7 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
     if stage.kinds:
         rows = rows.select("*", *stage.variants).select("*", *stage.kinds)
     typed = rows.select(*keep, *stage.values, *stage.hidden)
-    return typed.select(*keep, *_data_names(table), meta_column(stage.changes).alias(META))
+    return typed.select(*keep, *cols(_data_names(table)), meta_column(stage.changes).alias(META))
 
 
 def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str]
@@ -293,7 +311,7 @@ def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, kee
     objects = {path: f"{OBJECT_PREFIX}{i}" for i, path in enumerate(level.objects())}
     element = [ELEMENT] if table["kind"] == "child" else []
     rows = rows.select(*keep, ROW, *element, *[casting.object_at(p).alias(n) for p, n in objects.items()])
-    return rows, VariantReader(F.col(ROW), level, {path: F.col(name) for path, name in objects.items()})
+    return rows, VariantReader(F.col(ROW), level, {path: col(name) for path, name in objects.items()})
 
 
 def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,

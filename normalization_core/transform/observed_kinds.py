@@ -15,7 +15,7 @@ from normalization_core.columns import SystemNames
 from normalization_core.schema.column_types import ARRAY_STEP, EPOCH_FAR, EPOCH_RANGE_SECONDS, KEY_STEP
 from normalization_core.transform.internal_columns import EXTRACTED_AT, PATH, VALUE, VALUE_KIND
 from normalization_core.transform.kinds import inference_text, value_kind
-from normalization_core.transform.sql_text import column_name, string_literal
+from normalization_core.transform.sql_text import col, column_name, string_literal
 
 FIRST_DEPTH = 4
 """Levels gathered by the first job (most records' depth: each level gathered costs every record a projection);
@@ -57,7 +57,8 @@ def _nodes(records: DataFrame, depth: int) -> DataFrame:
         frame = frame.select("*", F.expr(_children(column_name(above))).alias(level))
     every = F.expr("explode(concat(" + ", ".join(column_name(level) for level in levels) + "))")
     nodes = frame.select(F.col(EXTRACTED_AT), every.alias("#node"))
-    return nodes.select(F.col(f"`#node`.{_NODE_PATH}").alias(PATH), F.col(f"`#node`.{_NODE_VALUE}").alias(VALUE),
+    node = col("#node")
+    return nodes.select(node.getField(_NODE_PATH).alias(PATH), node.getField(_NODE_VALUE).alias(VALUE),
                         F.col(EXTRACTED_AT))
 
 

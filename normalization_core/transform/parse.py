@@ -23,6 +23,7 @@ from normalization_core.transform.internal_columns import CLEAN, RECORD, TREE, T
 from normalization_core.transform.kinds import exact_number_text, inference_text
 from normalization_core.transform.raw import ERROR, KIND, READABLE, STREAM, TEXT, raw_rows
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
+from normalization_core.transform.sql_text import col
 
 
 _LONG_NUMBER = r'(?<![\w".])(?=[\d.]{16})\d[\d.]*(?:[eE][+-]?\d+)?'
@@ -131,7 +132,7 @@ def stream_records(stream_lines: DataFrame, names: SystemNames, stream: str, all
     if columns[TREE] not in stream_lines.columns:  # a stream the tree cannot read is parsed per stream
         return RawRecords(raw_rows(stream_lines, names))
     path = ParsePath.TREE if all_clean else ParsePath.BOTH
-    return RawRecords(raw_rows(stream_lines, names, [F.col(columns[c]).alias(c) for c in path.columns]), path)
+    return RawRecords(raw_rows(stream_lines, names, [col(columns[c]).alias(c) for c in path.columns]), path)
 
 
 def with_parsed_records(lines: DataFrame, schemas: dict[str, StreamSchema]) -> DataFrame:
@@ -154,7 +155,7 @@ def read_from_variant(lines: DataFrame, streams: Sequence[str]) -> Column:
     for stream in streams:
         clean = parsed_columns(stream)[2]
         if clean in lines.columns:
-            branch = (F.col(STREAM) == stream, ~F.col(clean))
+            branch = (F.col(STREAM) == stream, ~col(clean))
             unclean = F.when(*branch) if unclean is None else unclean.when(*branch)
     unclean = F.lit(False) if unclean is None else unclean.otherwise(F.lit(False))
     return (F.col(KIND) == "record") & F.col(ERROR).isNull() & unclean
@@ -164,12 +165,12 @@ def _record_columns(parser: TreeParser, schema: StreamSchema, text: Column, is_r
                     parse: str = TREE_PARSE) -> list[Column]:
     """`TREE`, `RECORD` and `CLEAN` from the tree's parse and `READABLE`: the VARIANT is parsed and cast only
     for a record the tree did not read cleanly."""
-    clean = F.col(READABLE) & parser.is_clean(F.col(parse))
+    clean = F.col(READABLE) & parser.is_clean(col(parse))
     if _has_doubles(schema):
         clean = clean & ~_holds_inexact_number(text)
     level = row_level(schema, root_table(schema))
     record = F.when(is_record & ~clean, cast_object(F.try_parse_json(record_text(text, schema)), level.fields()))
-    return [F.when(clean, F.col(parse)).alias(TREE), record.alias(RECORD), clean.alias(CLEAN)]
+    return [F.when(clean, col(parse)).alias(TREE), record.alias(RECORD), clean.alias(CLEAN)]
 
 
 def _holds_inexact_number(text: Column) -> Column:

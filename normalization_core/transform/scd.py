@@ -32,6 +32,7 @@ from normalization_core.transform.internal_columns import (
     RECORD_HASH,
 )
 from normalization_core.transform.keys import KeyEncoding, key128
+from normalization_core.transform.sql_text import col, column_name, string_literal
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,14 @@ class KeyRange:
 
     def rows(self, table: str | None = None) -> Column:
         """The rows that may hold one of the keys; `table`: the alias to qualify the column with."""
-        column = F.col(f"{table}.`{self.column}`" if table else f"`{self.column}`")
+        column = F.col(f"{column_name(table)}.{column_name(self.column)}") if table else col(self.column)
         within = column.between(F.lit(self.low), F.lit(self.high)) if self.low is not None else F.lit(False)
         return within | column.isNull() if self.nulls else within
 
     def predicate(self, table: str | None = None) -> str:
         """`rows(table)` as SQL (a MERGE's condition, a `replaceWhere`), its bounds the literals `F.lit` makes
         of them."""
-        column = f"`{self.column.replace('`', '``')}`"
-        column = f"{table}.{column}" if table else column
+        column = f"{column_name(table)}.{column_name(self.column)}" if table else column_name(self.column)
         within = (f"{column} BETWEEN {sql_literal(self.low)} AND {sql_literal(self.high)}" if self.low is not None
                   else "FALSE")
         return f"({within} OR {column} IS NULL)" if self.nulls else within
@@ -88,7 +88,7 @@ def sql_literal(value: Any) -> str:
     if isinstance(value, date) and not isinstance(value, datetime):
         return f"DATE'{value.isoformat()}'"
     if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return string_literal(value)
     raise TypeError(f"no SQL literal for a key bound of type {type(value).__name__}")
 
 
@@ -103,7 +103,7 @@ def key_bounds(keys: DataFrame, cols: ScdColumns) -> list[Column] | None:
     leading = cols.keys[0]
     if not isinstance(keys.schema[leading].dataType, RANGED_TYPES):
         return None
-    column = F.col(f"`{leading}`")
+    column = col(leading)
     return [F.min(column).alias("low"), F.max(column).alias("high"), F.bool_or(column.isNull()).alias("nulls")]
 
 
@@ -133,12 +133,12 @@ def record_hash(variant: Column, data: Column) -> Column:
 
 
 def cursor_column(names: SystemNames, cols: ScdColumns) -> Column:
-    return F.col(cols.cursor) if cols.cursor else F.col(names.extracted_at)
+    return col(cols.cursor) if cols.cursor else F.col(names.extracted_at)
 
 
 def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, root: str | TableSchema) -> DataFrame:
     """Typed root rows (carrying `RECORD_HASH`) -> unique key, and the version as row key and unique_key_scd."""
-    unique_key = key128(*[F.col(k) for k in cols.keys], encoding=KeyEncoding.JSON_ARRAY)
+    unique_key = key128(*[col(k) for k in cols.keys], encoding=KeyEncoding.JSON_ARRAY)
     extra = [] if cols.cursor else [F.col(names.extracted_at)]
     version = key128(unique_key, F.col(RECORD_HASH), *extra, encoding=KeyEncoding.JSON_ARRAY)
     return (typed.withColumn(names.unique_key, unique_key)
@@ -151,23 +151,24 @@ def _order(names: SystemNames, cols: ScdColumns, root: str | TableSchema, newest
     """Version order (SPEC §6): cursor (NULL oldest), CDC updated at, CDC log position, extracted at,
     load ID, file, line; the row key last makes it total."""
     parts = [F.col(CURSOR), F.col(CDC_UPDATED), F.col(CDC_POS), F.col(names.extracted_at),
-             F.col(names.load_id), F.col(names.file), F.col(names.line), F.col(names.row_id(root))]
+             F.col(names.load_id), F.col(names.file), F.col(names.line), col(names.row_id(root))]
     return [p.desc_nulls_last() if newest_first else p.asc_nulls_first() for p in parts]
 
 
 def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root: str | TableSchema) -> DataFrame:
     """All versions of some keys -> their history: one row per row key (the oldest duplicate), with
     valid from / to and is-current recomputed per key."""
-    optional = lambda name: F.col(name) if name else F.lit(None)  # noqa: E731
+    optional = lambda name: col(name) if name else F.lit(None)  # noqa: E731
     ordered = (versions.withColumn(CURSOR, cursor_column(names, cols))
                .withColumn(CDC_UPDATED, optional(cols.cdc_updated_at))
                .withColumn(CDC_POS, optional(cols.cdc_log_pos)))
     row_id = names.row_id(root)
-    oldest_first = Window.partitionBy(row_id).orderBy(*_order(names, cols, root, newest_first=False))
+    oldest_first = Window.partitionBy(col(row_id)).orderBy(*_order(names, cols, root, newest_first=False))
     distinct = (ordered.withColumn(RANK, F.row_number().over(oldest_first))
                 .where(F.col(RANK) == 1).drop(RANK))
-    newest_first = Window.partitionBy(*cols.keys).orderBy(*_order(names, cols, root, newest_first=True))
-    deleted = F.col(cols.cdc_deleted_at).isNotNull() if cols.cdc_deleted_at else F.lit(False)
+    newest_first = (Window.partitionBy(*[col(k) for k in cols.keys])
+                    .orderBy(*_order(names, cols, root, newest_first=True)))
+    deleted = col(cols.cdc_deleted_at).isNotNull() if cols.cdc_deleted_at else F.lit(False)
     history = (distinct.withColumn(RANK, F.row_number().over(newest_first))
                .withColumn(names.valid_from, F.col(CURSOR))
                .withColumn(names.valid_to, F.lag(F.col(CURSOR), 1).over(newest_first))
@@ -187,7 +188,7 @@ def history_changes(incoming: DataFrame, existing: DataFrame | None, names: Syst
     if existing is None:
         return recomputed.withColumn(DELETE, F.lit(False))
     row_id = names.row_id(root)
-    gone = (existing.select(row_id).join(recomputed.select(row_id), row_id, "left_anti")
+    gone = (existing.select(col(row_id)).join(recomputed.select(col(row_id)), row_id, "left_anti")
             .withColumn(DELETE, F.lit(True)))
     return recomputed.withColumn(DELETE, F.lit(False)).unionByName(gone, allowMissingColumns=True)
 
@@ -199,14 +200,14 @@ def recomputed_history(incoming: DataFrame, existing: DataFrame | None, names: S
     if existing is None:
         return history_rows(incoming, names, cols, root)
     base = [c for c in incoming.columns if c in existing.columns]
-    others = existing.where(~F.col(names.load_id).isin(list(load_ids))).select(*base)
+    others = existing.where(~F.col(names.load_id).isin(list(load_ids))).select(*[col(c) for c in base])
     return history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols, root)
 
 
 def touched(table: DataFrame, keys: DataFrame, cols: ScdColumns, how: str = "left_semi") -> DataFrame:
     """Rows of `table` whose key is (`left_anti`: is not) one of `keys`, compared column by column."""
-    aliased = keys.select(*[F.col(k).alias(f"{KEY_PART_PREFIX}{i}") for i, k in enumerate(cols.keys)])
-    on = [table[k].eqNullSafe(aliased[f"{KEY_PART_PREFIX}{i}"]) for i, k in enumerate(cols.keys)]
+    aliased = keys.select(*[col(k).alias(f"{KEY_PART_PREFIX}{i}") for i, k in enumerate(cols.keys)])
+    on = [table[column_name(k)].eqNullSafe(aliased[f"{KEY_PART_PREFIX}{i}"]) for i, k in enumerate(cols.keys)]
     return table.join(aliased, on, how)
 
 
@@ -219,7 +220,7 @@ def current_columns(names: SystemNames, history_columns: Sequence[str]) -> list[
 def current_changes(history: DataFrame, keys: DataFrame, names: SystemNames, cols: ScdColumns) -> DataFrame:
     """MERGE source for the current table from the history rows of the touched keys: the current version
     of each live key (`DELETE` false) and, for keys whose newest version is a delete, a `DELETE` marker."""
-    rows = history.where(F.col(names.is_current)).select(*current_columns(names, history.columns))
-    closed = touched(keys, rows.select(*cols.keys), cols, "left_anti")
+    rows = history.where(F.col(names.is_current)).select(*[col(c) for c in current_columns(names, history.columns)])
+    closed = touched(keys, rows.select(*[col(k) for k in cols.keys]), cols, "left_anti")
     return (rows.withColumn(DELETE, F.lit(False))
             .unionByName(closed.withColumn(DELETE, F.lit(True)), allowMissingColumns=True))

@@ -1,4 +1,9 @@
-"""Expressions written as Spark SQL text, for the ones a wide stream builds per column.
+"""How names and texts reach Spark: the one quoting function for identifiers, and the expressions written as SQL.
+
+Every identifier that comes from data or configuration (a column, a table path, a schema) reaches Spark through
+`column_name` (`naming/quoting.py`: backticks, a backtick doubled), also as a Column (`col`): `F.col("a.b")` is a struct access and
+`F.col("a`b")` a syntax error, `col("a.b")` the column named `a.b`. `tests/normalization_core/test_quoted_names.py`
+scans the library for names that reach Spark any other way.
 
 Classic PySpark builds a Column with a Py4J round trip per function, operator and literal (`F.struct` of three
 literals is ten, `isin` of three strings seventeen): typing a stream of hundreds of columns made hundreds of
@@ -6,10 +11,12 @@ thousands of them, most of a small load's driver time. `F.expr` of any size is t
 either locally)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+
+from normalization_core.naming.quoting import column_name, field_name  # noqa: F401 (the quoting, re-exported)
 
 
 def string_literal(text: str) -> str:
@@ -17,9 +24,24 @@ def string_literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def column_name(name: str) -> str:
-    """A column reference, quoted."""
-    return "`" + name.replace("`", "``") + "`"
+def col(name: str) -> Column:
+    """The column named `name`, whatever it holds (dots, backticks, spaces)."""
+    return F.col(column_name(name))
+
+
+def cols(names: Iterable[str]) -> list[Column]:
+    """`col` of each name, for `select` and the like (which read a string as `F.col` does)."""
+    return [col(name) for name in names]
+
+
+def table_ref(path: str) -> str:
+    """The SQL name of the Delta table at `path`."""
+    return f"delta.{column_name(path)}"
+
+
+def in_list(name: str, values: Sequence[str]) -> str:
+    """`<name> IN (...)` with the values as SQL string literals."""
+    return f"{column_name(name)} IN ({', '.join(string_literal(v) for v in values)})"
 
 
 def text_map(table: Mapping[str, str]) -> str:

@@ -18,10 +18,12 @@ import yaml
 from lakenorm_app import commands
 from lakenorm_app.samples import SampleSpec, write_sample_packages
 from normalization_core.configuration.config import load_config
-from normalization_core.io.delta import read_table
+from normalization_core.io.delta import read_table, table_version
 from normalization_core.io.engine import ENGINE_DIR_ENV
 from tests.normalization_core.io.engine_project import first_commit
 
+DAY = "2024_06_01_1717200000000"
+"""An Airbyte sync's day and epoch as its S3 destination names its files."""
 # A cold driver beside the engine and the other test worker: one core, and the quick compiler
 # (docs/how-to/configuration.md, BENCHMARKS.md: a short-lived JVM spends less CPU compiling).
 JVM_OUTPUT = re.compile(r"^\s+at [\w$.<>]+\(|^\d\d/\d\d/\d\d \d\d:\d\d:\d\d |^WARNING: |log4j|setLogLevel", re.M)
@@ -77,7 +79,7 @@ def test_json_prints_the_results_for_scripts(spark, capsys, config_file):
     assert load["streams"]["orders"]["typed_rows"]["orders"] == 3 and load["streams"]["events"]["rejected_lines"] == 0
     shutil.rmtree(bad)
     code, out, _ = run(capsys, "--config", str(config_file), "normalize", "--json")
-    assert code == 0 and json.loads(out) == {"loads": [], "errors": [], "seconds": {},
+    assert code == 0 and json.loads(out) == {"loads": [], "errors": [], "warnings": [], "seconds": {},
                                              "notes": [{"source": "shop", "message": "nothing to normalize",
                                                         "settling": None}]}
 
@@ -162,6 +164,44 @@ def test_files_still_settling_are_said_and_waited_for(spark, capsys, tmp_path, l
         "shop: nothing to normalize\n"
     config = load_config(tmp_path / "lakenorm.yaml")
     assert read_table(spark, config.table_path("shop", "orders")).count() == 2
+
+
+def test_a_touched_file_is_nothing_to_do_and_a_replaced_one_is_one_warning_once(spark, capsys, tmp_path, load_case):
+    """Sync 101 normalized; then its orders file touched (the same bytes, another time), its customers file replaced
+    (the same size, other bytes) and a new sync landed: `normalize` normalizes the new sync, says the replaced file in
+    one warning line and exits 0, and writes no table of sync 101 again; the next run says nothing more."""
+    case = load_case("inputs/airbyte_destination.json")
+    landing = tmp_path / "landing"
+    orders, customers = landing / f"public/orders/{DAY}_0.jsonl", landing / f"public/customers/{DAY}_0.jsonl"
+    for path, records in ((orders, case["orders"][:2]), (customers, case["customers"])):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        os.utime(path, (time.time() - 3600,) * 2)
+    doc = {"warehouse": "wh", "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "2"},
+           "sources": [{"name": "shop", "landing": "landing", "input": "airbyte_destination"}]}
+    (tmp_path / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
+    normalize = ("--config", str(tmp_path / "lakenorm.yaml"), "normalize")
+    assert run(capsys, *normalize)[0] == 0
+    config = load_config(tmp_path / "lakenorm.yaml")
+    tables = ("_norm_raw_orders", "orders", "orders_scd", "_norm_raw_customers", "customers", "_norm_loads")
+    versions = {t: table_version(spark, config.table_path("shop", t)) for t in tables}
+
+    os.utime(orders, (time.time() - 1800,) * 2)  # a copy without -p, a sync, a restore
+    customers.write_text(customers.read_text().replace("a@example.com", "z@example.com"))
+    os.utime(customers, (time.time() - 1800,) * 2)
+    v1 = landing / "public/v1_orders/2024_06_02_1717300000000_0.jsonl"  # a new sync, V1
+    v1.parent.mkdir(parents=True)
+    v1.write_text("".join(json.dumps(r) + "\n" for r in case["v1_orders"]))
+    os.utime(v1, (time.time() - 1800,) * 2)
+    code, out, err = run(capsys, *normalize)
+    assert code == 0 and "shop  1717300000000  v1_orders " in out and "101" not in out, out
+    assert err.startswith("lakenorm: warning: shop: file 'public/customers/2024_06_01_1717200000000_0.jsonl', "
+                          "normalized in load '101', was replaced by other content") and err.count("\n") == 1, err
+    assert {t: table_version(spark, config.table_path("shop", t)) for t in tables} == {
+        **versions, "_norm_loads": versions["_norm_loads"] + 1}  # the new sync's registry rows, nothing of 101
+    assert run(capsys, *normalize) == (0, "shop: nothing to normalize\n", "")  # said once
+    emails = [r.email for r in read_table(spark, config.table_path("shop", "customers")).orderBy("id").collect()]
+    assert emails == ["a@example.com", "b@example.com"]  # not read: `normalize --load-id 101` would read it
 
 
 def test_wait_is_bounded_and_says_what_still_waits(spark, capsys, tmp_path):

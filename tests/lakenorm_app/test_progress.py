@@ -1,4 +1,4 @@
-"""What `lakenorm normalize` says (issue 36): the same lines as always when stdout is not a terminal, progress and
+"""What `lakenorm normalize` says: the same lines as always when stdout is not a terminal, progress and
 a summary table on a terminal, one JSON document with `--json`."""
 from __future__ import annotations
 

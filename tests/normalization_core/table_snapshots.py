@@ -13,8 +13,9 @@ from normalization_core.io.delta import read_table
 from normalization_core.io.spark import build_spark_session
 from normalization_core.plans.source_tables import SourceTables
 
-VOLATILE = ("normalized_at", "inserted_at", "modified_ms", "table_versions")
-"""Columns that hold when a run happened (or a file's upload time, or which commits it took), not what it produced."""
+VOLATILE = ("normalized_at", "inserted_at", "modified_ms", "checksum", "table_versions")
+"""Columns that hold when a run happened (or a file's upload time, how its store names its bytes: a local file's
+SHA-256, an object's ETag, or which commits it took), not what it produced."""
 
 
 def write_config(folder: Path, warehouse: str, source: dict, endpoint: str | None = None,

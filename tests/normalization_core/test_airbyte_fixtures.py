@@ -1,4 +1,4 @@
-"""Airbyte's own Basic Normalization fixtures under `convention: airbyte` (issue 22; tests/cases/airbyte_fixtures).
+"""Airbyte's own Basic Normalization fixtures under `convention: airbyte` (tests/cases/airbyte_fixtures).
 
 Names (tables, row and parent keys, data columns) are checked from the catalogs alone; row counts by
 normalizing the fixtures' messages as one load.

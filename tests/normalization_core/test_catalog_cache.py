@@ -1,4 +1,4 @@
-"""A catalog file is read and validated once per process while it stays as it is (issue 37); a changed file is
+"""A catalog file is read and validated once per process while it stays as it is; a changed file is
 read again."""
 from __future__ import annotations
 

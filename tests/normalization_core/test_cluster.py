@@ -1,4 +1,4 @@
-"""One step beyond one machine (issue 17): `lakenorm normalize` with `spark.master` = a Spark standalone master
+"""One step beyond one machine: `lakenorm normalize` with `spark.master` = a Spark standalone master
 and two workers on loopback (pyspark's own launcher), landing and warehouse in moto's loopback S3 server:
 the tables equal a `local[2]` run row for row, also though one worker's executor is SIGKILLed mid-job
 (Spark retries its tasks on a new executor). A `local[2]` run on the bucket afterwards finds the load

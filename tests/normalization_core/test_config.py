@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from normalization_core.configuration.config import ColumnHint, SchemaContract, SchemaSettings, load_config, parse_config
-from normalization_core.configuration.config import stream_contract
+from normalization_core.configuration.config import stream_contract, stream_upstream
 from normalization_core.errors import ConfigError
 
 
@@ -87,6 +87,17 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     assert orders.columns == {"Total": ColumnHint(data_type="double"), "sku": ColumnHint(primary_key=True)}
 
 
+def test_upstream_asset_keys_of_a_source_and_of_its_streams(tmp_path):
+    """A stream's own `upstream` replaces its source's; a key is a list of parts or the UI's `a/b`."""
+    doc = config_doc(tmp_path, upstream=[["dlt", "github_issues"], "dlt/github_pulls"],
+                     streams={"pulls": {"upstream": ["dlt/github_pulls"]}, "local": {"upstream": []}, "issues": {}})
+    src = parse_config(doc, tmp_path).source("shop")
+    both = (("dlt", "github_issues"), ("dlt", "github_pulls"))
+    assert [stream_upstream(src, s) for s in ("issues", "pulls", "local", "unlisted")] == [
+        both, (("dlt", "github_pulls"),), (), both]
+    assert parse_config(config_doc(tmp_path), tmp_path).source("shop").upstream == ()
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(warehous="x"), "unknown key 'warehous' in the top level: did you mean 'warehouse'?"),
     (lambda d: d["sources"][0].update(landig="x"), "unknown key 'landig' in a source: did you mean 'landing'?"),
@@ -120,6 +131,12 @@ def test_column_hints_and_a_single_primary_key_column_as_dlt_writes_them(tmp_pat
     (lambda d: d["sources"][0].update(streams={"e": {"columns": {"x": {"nullabel": False}}}}),
      "unknown key 'nullabel' in a column hint"),
     (lambda d: d["sources"][0].update(max_table_nesting=0), "'max_table_nesting' must be a positive integer"),
+    (lambda d: d["sources"][0].update(upstream="dlt"), "'upstream' must be a list of Dagster asset keys, each a"),
+    (lambda d: d["sources"][0].update(upstream=[[]]), "'upstream[0]' must be a non-empty list, got []"),
+    (lambda d: d["sources"][0].update(upstream=["dlt//issues"]), "upstream asset key 'dlt//issues' has an empty part"),
+    (lambda d: d["sources"][0].update(streams={"e": {"upstream": [1]}}),
+     "streams.e: 'upstream[0]' must be a Dagster asset key: a list of its parts, or its parts joined by '/'"),
+    (lambda d: d["sources"][0].update(upstreams=[]), "unknown key 'upstreams' in a source: did you mean 'upstream'?"),
     (lambda d: d["sources"][0].update(max_identifier_length=5), "max_identifier_length must be at least 8"),
     (lambda d: d.update(spark={"driver_memory": "1g"}), "unknown key 'driver_memory' in 'spark' (allowed: "),
     (lambda d: d.update(spark={"remote": "local"}), "spark: 'remote' must be a Spark Connect address sc://host"),

@@ -1,4 +1,4 @@
-"""One JSON Schema for `lakenorm.yaml` (issue 36): shipped with the package, it validates the configuration,
+"""One JSON Schema for `lakenorm.yaml`: shipped with the package, it validates the configuration,
 editors read it from the first line of the files the demo and the stack write, and it cannot drift from the
 configuration's dataclasses or the choices the code knows."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The library speaks only what Spark Connect carries (issue 34): the DataFrame API and SQL.
+"""The library speaks only what Spark Connect carries: the DataFrame API and SQL.
 
 No `sparkContext`, JVM handles (`_jvm`, `_jsparkSession`, `_jdf`, ...), Py4J, RDDs, or Delta's JVM-backed
 `delta.tables` API outside the session start-up modules, which start a classic local driver and skip those

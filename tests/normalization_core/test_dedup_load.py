@@ -140,7 +140,7 @@ def test_packages_in_random_order_with_repeats_give_the_tables_of_arrival_order_
 @pytest.mark.slow
 def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_once(
         spark, tmp_path, load_case, monkeypatch, caplog):
-    """Concurrent runs of one stream (issue 17): after load P1 built the rows of its history's key range, P2 commits
+    """Concurrent runs of one stream: after load P1 built the rows of its history's key range, P2 commits
     all its tables; after P1 built the rows of its current table, P3 does. P1's history write reads the history
     in its own transaction (so it sees P2's versions: no key with two current versions), and its current write,
     built from a history P3 changed since, runs again. The tables equal all loads' history computed at once."""

@@ -1,4 +1,4 @@
-"""Write dispositions are plug-ins (issue 37): a stream's plan carries one, parsed once from its configured name,
+"""Write dispositions are plug-ins: a stream's plan carries one, parsed once from its configured name,
 and no module of the library or the Dagster code compares a disposition's name; each plug-in says its tables'
 graph parents and checks."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Real dlt and lakenorm's `dlt` convention on the same records (issue 23): tables, columns, types, values.
+"""Real dlt and lakenorm's `dlt` convention on the same records: tables, columns, types, values.
 
 Keys whose kind varies (string/array, object/scalar, array/object, in both record orders), a key collision,
 and two loads with the system tables `_dlt_loads` / `_dlt_version`.
@@ -106,6 +106,22 @@ def test_a_key_written_as_the_normalized_name_keeps_it_in_a_collision(both):
         assert {i: r["block_hash"] for i, r in ours.items()} == theirs == {1: "0xb", 2: "0xc"}
         (renamed,) = [c for c in table(name).columns if c.startswith("block_hash_")]
         assert ours[1][renamed] == "0xa" and ours[2][renamed] is None
+
+
+@pytest.mark.slow
+def test_a_records_own_dlt_id_is_its_row_key_and_other_system_named_keys_are_kept_renamed(both):
+    for name in ("own_row_key", "own_row_key_reversed"):
+        theirs = {r["id"]: r for r in both.peer[name]["rows"]}
+        ours = {r["id"]: r for r in both.table(name).collect()}  # three test rows
+        assert ours[1]["_dlt_id"] == theirs[1]["_dlt_id"] == "mine"  # a string of the record's own: the key
+        assert all(len(rows[3]["_dlt_id"]) > 1 for rows in (ours, theirs))  # an empty one: a derived key
+        kids = {(side, r["a"]): r["_dlt_parent_id"] for side, table in (("ours", both.table(f"{name}__kids").collect()),
+                                                                        ("theirs", both.peer[f"{name}__kids"]["rows"]))
+                for r in table}
+        assert kids[("ours", 1)] == kids[("theirs", 1)] == "mine"
+        assert kids[("ours", 2)] == ours[2]["_dlt_id"]
+        (renamed,) = [c for c in both.table(name).columns if c.startswith("_dlt_load_id_")]  # dlt overwrites it
+        assert ours[1][renamed] == "not a load" != theirs[1]["_dlt_load_id"]
 
 
 def column_types(types: dict[str, str]) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""A normalize process SIGKILLed mid-write (issue 17, point 5): every table is left at its previous or its new
+"""A normalize process SIGKILLed mid-write: every table is left at its previous or its new
 version, the load registry names no half-written load, and running again completes the load with the tables of
 an uninterrupted run."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A key range as SQL (the MERGE condition, issue 34: Delta operations as SQL) holds the rows its DataFrame
+"""A key range as SQL (the MERGE condition: Delta operations as SQL) holds the rows its DataFrame
 predicate holds, for every key type with a safe literal."""
 from __future__ import annotations
 
@@ -9,6 +9,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from normalization_core.transform.scd import KeyRange, sql_literal
+from normalization_core.transform.sql_text import column_name
+
+KEY = "i.d`k"
+"""A key column named as `direct` keeps a key: a dot and a backtick, read only when quoted."""
 
 
 @pytest.mark.parametrize(("kind", "values"), [
@@ -21,10 +25,10 @@ from normalization_core.transform.scd import KeyRange, sql_literal
 ])
 @pytest.mark.parametrize("nulls", [False, True])
 def test_a_key_range_as_sql_holds_the_rows_its_predicate_holds(spark, kind, values, nulls):
-    table = spark.createDataFrame([(v,) for v in values], f"id {kind}").alias("t")
+    table = spark.createDataFrame([(v,) for v in values], f"{column_name(KEY)} {kind}").alias("t")
     present = sorted((v for v in values if v is not None), key=str)
     for low, high in [(present[0], present[1]), (present[1], present[-1]), (present[0], present[0]), (None, None)]:
-        key_range = KeyRange("id", low, high, nulls)
+        key_range = KeyRange(KEY, low, high, nulls)
         expected = sorted(map(str, table.where(key_range.rows("t")).collect()))
         assert sorted(map(str, table.where(F.expr(key_range.predicate("t"))).collect())) == expected, (low, high)
 

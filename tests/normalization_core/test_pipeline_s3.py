@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lakenorm_app.commands import main
 from tests.normalization_core.table_snapshots import (
     assert_same_tables,
     normalize,
@@ -49,3 +50,10 @@ def test_airbyte_destination_files_in_a_bucket_equal_a_local_run(spark, tmp_path
                           {**source, "landing": s3_bucket.uri("airbyte")}, s3_bucket.endpoint)
     assert_same_tables_and_idempotent(s3_bucket, local, remote, capsys,
                                       {"orders", "orders_scd", "customers", "_norm_files", "_norm_quarantine"})
+    written = s3_bucket.objects("warehouse/")
+    for relative, data in files.items():  # uploaded again, the same bytes (a sync): a new time, the same ETag
+        s3_bucket.client.put_object(Bucket=s3_bucket.name, Key=f"airbyte/{relative}", Body=data)
+    assert main(["--config", str(remote), "normalize"]) == 0
+    assert capsys.readouterr() == ("shop: nothing to normalize\n", "")  # no warning
+    assert {k: e for k, e in s3_bucket.objects("warehouse/").items() if "/_norm_files/" not in k} == {
+        k: e for k, e in written.items() if "/_norm_files/" not in k}  # no table written again but the ledger

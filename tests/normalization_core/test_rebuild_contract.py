@@ -1,4 +1,4 @@
-"""A rebuild is the load path over all of raw (issue 37): what a stream's schema contract discarded when its loads
+"""A rebuild is the load path over all of raw: what a stream's schema contract discarded when its loads
 were normalized (`discard_row`, `discard_value`) is discarded again, so a rebuild gives the tables the loads gave;
 on `append` and on `append_dedup` streams. Cases: tests/cases/dlt_schema/discards.json and dedup_discards.json."""
 from __future__ import annotations

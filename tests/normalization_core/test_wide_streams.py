@@ -1,4 +1,4 @@
-"""Wide and deep streams (issue 33) through `lakenorm normalize --load-id` in a process of its own, started as
+"""Wide and deep streams through `lakenorm normalize --load-id` in a process of its own, started as
 lakenorm starts it for a small input (the quick compiler: larger frames, so a smaller stack for deep expressions):
 a generated stream of 1,000 columns nested 8 deep, and 100 real GitHub events (hundreds of columns, 7 tables,
 nesting 5 deep) under `dlt` without a catalog, equal to real dlt's tables on the same records."""

@@ -1,4 +1,4 @@
-"""Wide records (issue 33): a generated stream of many columns nested deep, and real GitHub events. Used by the
+"""Wide records: a generated stream of many columns nested deep, and real GitHub events. Used by the
 wide tests and `bench/bench_wide.py`."""
 from __future__ import annotations
 

@@ -11,12 +11,12 @@ from normalization_core.configuration.config import parse_config
 PACKAGE_CASE = "dagster/bad_values_package.json"
 
 
-def write_case_package(landing, case: dict) -> str:
+def write_case_package(landing, case: dict, stream: str = "orders") -> str:
     package = landing / case["load_id"]
     package.mkdir(parents=True)
-    (package / "orders.jsonl").write_text("\n".join(case["lines"]) + "\n", encoding="utf-8")
-    manifest = {"load_id": case["load_id"], "created_at": "2026-01-01T00:00:00Z", "source": "shop",
-                "format": "records", "streams": {"orders": {"files": ["orders.jsonl"], "records": len(case["lines"])}}}
+    (package / f"{stream}.jsonl").write_text("\n".join(case["lines"]) + "\n", encoding="utf-8")
+    manifest = {"load_id": case["load_id"], "created_at": "2026-01-01T00:00:00Z", "source": "shop", "format": "records",
+                "streams": {stream: {"files": [f"{stream}.jsonl"], "records": len(case["lines"])}}}
     (package / "_manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return case["load_id"]
 

@@ -56,3 +56,18 @@ def test_colliding_airbyte_streams_become_assets_with_airbytes_hashed_names(tmp_
         "src/simple", "src/simple_b94_stream_name", "src/_airbyte_loads", "src/_airbyte_versions"}
     reported = graph.get(dg.AssetKey(["src", "simple_b94_stream_name"])).metadata["name_collisions"]
     assert reported == [{"simple stream name": "simple_stream_name_f35", "simple/stream_name": "simple_b94_stream_name"}]
+
+
+def test_column_collisions_are_asset_metadata_a_key_named_as_a_system_column_among_them(tmp_path):
+    (tmp_path / "landing").mkdir()
+    string = {"type": ["null", "string"]}
+    (tmp_path / "catalog.json").write_text(json.dumps({"streams": [{"stream": {"name": "s", "json_schema": {
+        "type": "object", "properties": {"id": string, "ID": string, "_airbyte_ab_id": string}}}}]}))
+    config = parse_config({"warehouse": "wh", "sources": [{"name": "src", "landing": "landing",
+                                                            "catalog": "catalog.json", "convention": "airbyte"}]},
+                          base_dir=tmp_path)
+    metadata = build_definitions(config).resolve_asset_graph().get(dg.AssetKey(["src", "s"])).metadata
+    assert metadata["column_collisions"] == [
+        {"system:_airbyte_ab_id": "_airbyte_ab_id", "_airbyte_ab_id": "_airbyte_ab_id_1"},
+        {"id": "id", "ID": "id_1"}]
+    assert "name_collisions" not in metadata

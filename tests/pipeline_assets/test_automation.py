@@ -7,19 +7,26 @@ import pytest
 
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.configuration.config import parse_config
+from pipeline_assets.automation import new_load_condition
 from pipeline_assets.definitions import build_definitions
+from pipeline_assets.translator import LakenormTableProps, LakenormTranslator
 
 UPSTREAM = dg.AssetKey(["extract", "shop"])
+
+
+def automated_config(root):
+    """An automated shop whose landing the asset extract/shop writes."""
+    (root / "landing").mkdir()
+    write_catalog(root / "catalog.json")
+    return parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": "landing", "catalog": "catalog.json", "upstream": ["extract/shop"],
+         "automation": "on_upstream"}]}, base_dir=root)
 
 
 @pytest.fixture
 def automated(tmp_path):
     """(definitions of an automated shop whose landing the asset extract/shop writes, its landing)."""
-    (tmp_path / "landing").mkdir()
-    write_catalog(tmp_path / "catalog.json")
-    config = parse_config({"warehouse": "wh", "sources": [
-        {"name": "shop", "landing": "landing", "catalog": "catalog.json", "upstream": ["extract/shop"],
-         "automation": "on_upstream"}]}, base_dir=tmp_path)
+    config = automated_config(tmp_path)
     return dg.Definitions.merge(build_definitions(config), dg.Definitions(assets=[dg.AssetSpec(UPSTREAM)])), \
         tmp_path / "landing"
 
@@ -66,3 +73,24 @@ def test_an_automated_source_registers_loads_with_its_sensor_and_runs_them_by_it
         tick = sensor(dg.build_sensor_context(instance=instance, definitions=defs))
     assert [list(r.partition_keys) for r in tick.dynamic_partitions_requests] == [ids]
     assert not tick.run_requests
+
+
+class Prefixed(LakenormTranslator):
+    """Keys under `lake`; the raw tables of `events` get a condition of the project's own."""
+
+    def get_asset_spec(self, props: LakenormTableProps) -> dg.AssetSpec:
+        spec = super().get_asset_spec(props)
+        own = dg.AutomationCondition.eager() if props.kind == "raw" and props.stream == "events" else None
+        return spec.replace_attributes(key=spec.key.with_prefix("lake"), automation_condition=own)
+
+
+def test_the_sources_condition_goes_on_the_translated_keys_and_a_translators_own_condition_wins(tmp_path):
+    defs = build_definitions(automated_config(tmp_path), translator=Prefixed())
+    graph = defs.resolve_asset_graph()
+    conditions = {k.to_user_string(): graph.get(k).automation_condition for k in graph.get_all_asset_keys()}
+    assert conditions["lake/shop/_norm_raw_events"] == dg.AutomationCondition.eager()
+    assert conditions["lake/shop/orders"] == conditions["lake/shop/_norm_raw_orders"] == new_load_condition()
+    assert conditions["lake/shop/_norm_loads"] is None  # observed, never materialized
+    assert graph.get(dg.AssetKey(["lake", "shop", "_norm_raw_orders"])).parent_keys == {UPSTREAM}
+    automation = defs.resolve_sensor_def("shop_automation")
+    assert dg.AssetKey(["lake", "shop", "_norm_raw_events"]) in automation.asset_selection.resolve(graph)

@@ -1,4 +1,4 @@
-"""A Delta commit retried after a concurrent writer is a warning in the Dagster run's event log (issue 17)."""
+"""A Delta commit retried after a concurrent writer is a warning in the Dagster run's event log."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -56,7 +56,7 @@ def test_definitions_model_each_stream_as_a_partitioned_raw_asset(shop):
 
 
 def test_every_job_runs_its_step_in_the_runs_process_and_queued_runs_start_within_a_second(shop, tmp_path):
-    """A step process of its own would load the code location again before its JVM (BENCHMARKS.md, session 16)."""
+    """A step process of its own would load the code location again before its JVM (BENCHMARKS.md: 88ad4cd, 2026-11-26)."""
     defs = build_definitions(shop[0])
     jobs = {job.name: job.executor_def.name for job in defs.get_repository_def().get_all_jobs()}
     assert {"shop_normalize", "shop_rebuild", "shop_maintenance", "shop_observe_system_tables"} <= set(jobs)

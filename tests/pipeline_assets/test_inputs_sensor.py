@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -60,6 +61,35 @@ def test_sensor_and_run_over_airbyte_destination_files(spark, tmp_path, load_cas
     sensor_run_sensor(config)
     orders = read_table(spark, config.table_path("shop", "orders")).orderBy("id").collect()
     assert [(r.id, r.total, r.status) for r in orders] == [(1, 9.5, "paid"), (2, 20.25, None)]
+
+
+def test_a_replaced_file_is_one_run_of_the_file_ledger_job_and_one_warning(spark, tmp_path, load_case):
+    """Sync 101 normalized, then its file replaced (the same size, other bytes): the tick requests one run of the file
+    ledger job, which warns once in its event log and records the file; the next tick requests nothing."""
+    case = load_case("inputs/airbyte_destination.json")
+    landing = tmp_path / "landing"
+    write(landing, f"public/orders/{DAY}_0.jsonl", case["orders"][:2])
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": "landing", "input": "airbyte_destination"}]}, base_dir=tmp_path)
+    sensor_run_sensor(config)
+    orders = landing / f"public/orders/{DAY}_0.jsonl"
+    write(landing, orders.relative_to(landing).as_posix(),
+          [{**case["orders"][0], "status": "PAID"}, case["orders"][1]])  # "paid" -> "PAID": the same size
+    defs = build_definitions(config)
+    sensor = defs.resolve_sensor_def("shop_landing_sensor")
+    with dg.instance_for_test() as instance:
+        tick = sensor(dg.build_sensor_context(instance=instance, definitions=defs))
+        [request] = tick.run_requests
+        assert request.job_name == "shop_file_ledger" and request.partition_key is None
+        result = defs.resolve_job_def("shop_file_ledger").execute_in_process(instance=instance)
+        assert result.success
+        warnings = [e.user_message for e in instance.all_logs(result.run_id) if e.level == logging.WARNING]
+        assert len(warnings) == 1 and warnings[0].startswith(
+            f"file 'public/orders/{DAY}_0.jsonl', normalized in load '101', was replaced by other content"), warnings
+        again = sensor(dg.build_sensor_context(instance=instance, definitions=defs))
+        assert not again.run_requests and again.skip_reason.skip_message == "no new complete packages (0 rejected)"
+    statuses = [r.status for r in read_table(spark, config.table_path("shop", "_norm_files")).collect()]
+    assert sorted(statuses) == ["normalized", "replaced"]
 
 
 @pytest.mark.slow

@@ -2,14 +2,23 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 
 import pytest
+from pyspark.sql import types as T
 
 from normalization_core.configuration.config import parse_config
 from normalization_core.errors import PackageError
+from normalization_core.inputs.base import ledger_path
+from normalization_core.inputs.checksums import checksum
+from normalization_core.inputs.landing import record_changed_files
+from normalization_core.inputs.ledger import LEDGER_SCHEMA, FileState, read_ledger
+from normalization_core.inputs.listing import list_files
 from normalization_core.io.delta import read_table
+from normalization_core.io.load_writes import replace_loads
+from normalization_core.io.local_rows import local_rows
 from normalization_core.passes.normalize import normalize_loads, pending_packages
 
 DAY = "2024_06_01_1717200000000"
@@ -88,9 +97,11 @@ def test_v2_files_to_typed_tables_then_late_file_then_bad_files(spark, tmp_path,
     write(landing, f"public/customers/{DAY}_0.jsonl", case["customers"][:1])  # re-uploaded, other content
     found = pending_packages(spark, config, config.source("shop"))
     assert found.packages == ()
-    v1, reupload = sorted((r.reason for r in found.rejected), key=lambda r: "replaced" in r)
-    assert "V1 file in the folder of stream 'orders'" in v1
-    assert "replaced by other content" in reupload and reupload.startswith("file 'public/customers/")
+    [v1] = found.rejected
+    assert "V1 file in the folder of stream 'orders'" in v1.reason
+    [reupload] = found.changed  # said, not rejected: it fails nothing
+    assert reupload.load_id == "101" and reupload.warning.startswith("file 'public/customers/")
+    assert "replaced by other content" in reupload.warning
 
 
 def test_v1_files_load_by_epoch(spark, tmp_path, load_case):
@@ -130,15 +141,56 @@ def test_file_still_being_written_is_not_listed(tmp_path, load_case):
     assert [p.load_id for p in source_input(source).discover(config, source).packages] == ["101"]
 
 
-def test_reuploaded_file_is_read_again_only_when_its_load_is_asked_for(spark, tmp_path, load_case):
+def test_touched_file_is_the_same_a_replaced_one_is_said_once_and_read_when_its_load_is_asked_for(
+        spark, tmp_path, load_case):
     case = load_case("inputs/airbyte_destination.json")
     config = source_config(tmp_path)
-    landing = config.source("shop").landing
-    write(landing, f"public/customers/{DAY}_0.jsonl", case["customers"])
+    source = config.source("shop")
+    write(source.landing, f"public/customers/{DAY}_0.jsonl", case["customers"])
     normalize_loads(spark, config, "shop", ["101"])
-    write(landing, f"public/customers/{DAY}_0.jsonl", case["customers"][1:], age_seconds=7200)
-    [rejected] = pending_packages(spark, config, config.source("shop")).rejected
-    assert rejected.load_id == "101" and "replaced by other content" in rejected.reason
-    normalize_loads(spark, config, "shop", ["101"])  # as the rejection says: `normalize --load-id 101`
-    assert [r["id"] for r in rows(spark, config, "customers")] == [8]
-    assert pending_packages(spark, config, config.source("shop")).rejected == ()
+    customers = source.landing / f"public/customers/{DAY}_0.jsonl"
+
+    os.utime(customers, (customers.stat().st_mtime + 60,) * 2)  # touched: the same bytes, another time
+    found = pending_packages(spark, config, source)
+    assert (found.packages, found.rejected) == ((), ())
+    assert [(c.load_id, c.replaced, c.warning) for c in found.changed] == [("101", False, None)]
+    record_changed_files(spark, config, source, found.changed)
+    assert pending_packages(spark, config, source).changed == ()  # recorded: not compared again
+
+    other = jsonl(case["customers"]).replace(b"a@example.com", b"z@example.com")
+    assert len(other) == customers.stat().st_size
+    customers.write_bytes(other)  # replaced: the same size, other bytes
+    os.utime(customers, (customers.stat().st_mtime - 3600,) * 2)
+    [replaced] = pending_packages(spark, config, source).changed
+    assert replaced.replaced and f"other content ({len(other)} bytes; it had {len(other)})" in replaced.warning
+    record_changed_files(spark, config, source, [replaced])
+    assert pending_packages(spark, config, source).changed == ()  # said once
+    assert [r["email"] for r in rows(spark, config, "customers")] == ["a@example.com", "b@example.com"]  # not read
+
+    normalize_loads(spark, config, "shop", ["101"])  # as the warning says: `normalize --load-id 101`
+    assert [r["email"] for r in rows(spark, config, "customers")] == ["z@example.com", "b@example.com"]
+    [entry] = read_ledger(ledger_path(config, source)).values()
+    assert entry.read == FileState(list_files(source.landing, (".jsonl",))[0], checksum(source.landing, entry.file))
+    assert entry.read.checksum == "sha256:" + hashlib.sha256(other).hexdigest() and entry.replaced is None
+    assert pending_packages(spark, config, source).changed == ()
+
+
+def test_a_ledger_without_checksums_gains_them_and_says_a_modified_file_once(spark, tmp_path, load_case):
+    """A ledger an earlier lakenorm wrote (no checksum, no status): its file is the same while unchanged; touched, it
+    is said once (whether its bytes changed is not known), and the ledger gets the new columns."""
+    config = source_config(tmp_path)
+    source = config.source("shop")
+    write(source.landing, f"public/customers/{DAY}_0.jsonl", load_case("inputs/airbyte_destination.json")["customers"])
+    [entry] = list_files(source.landing, (".jsonl",))
+    path = ledger_path(config, source)
+    earlier = T.StructType(LEDGER_SCHEMA.fields[:4])
+    replace_loads(local_rows(spark, [("101", entry.path, entry.size, entry.modified_ms)], earlier), path, "load_id",
+                  ["101"])
+    assert pending_packages(spark, config, source).changed == ()
+    customers = source.landing / entry.path
+    os.utime(customers, (customers.stat().st_mtime + 60,) * 2)
+    [change] = pending_packages(spark, config, source).changed
+    assert change.replaced and "whether its bytes changed is not known" in change.warning
+    record_changed_files(spark, config, source, [change])
+    assert read_table(spark, path).columns == LEDGER_SCHEMA.fieldNames()
+    assert pending_packages(spark, config, source).changed == ()

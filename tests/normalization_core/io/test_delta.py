@@ -124,8 +124,8 @@ def test_losing_the_creation_to_another_writer_merges_into_its_table(spark, tmp_
 
 
 def test_a_table_whose_creation_has_not_committed_yet_is_no_table_to_align(spark, tmp_path):
-    """Another run creating the table has made its `_delta_log` but not written its first commit yet (issue 17:
-    a concurrent run failed on it with delta-rs's `TableNotFoundError`): nothing to align, and no table to open."""
+    """Another run creating the table has made its `_delta_log` but not written its first commit yet (a
+    concurrent run failed on it with delta-rs's `TableNotFoundError`): nothing to align, and no table to open."""
     path = tmp_path / "table"
     (path / "_delta_log").mkdir(parents=True)
 

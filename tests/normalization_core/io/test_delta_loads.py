@@ -1,5 +1,5 @@
 """A load's rows: appended when the table's log shows it holds none of them (one Spark job), else replaced; two runs
-appending one load at once still leave it once (issue 35)."""
+appending one load at once still leave it once."""
 from __future__ import annotations
 
 import threading

@@ -130,9 +130,9 @@ def test_a_load_committing_while_a_table_is_rewritten_in_key_order_loses_no_row(
         spark.range(10).select((F.col("id") * 3 + load).alias("id")).write.format("delta").mode("append").save(path)
     writer = delta._writer
 
-    def writer_after_a_load_commits(df, order_by, counted=None):
+    def writer_after_a_load_commits(df, order_by, counted=None, **options):
         spark.range(1).select(F.lit(99).cast("long").alias("id")).write.format("delta").mode("append").save(path)
-        return writer(df, order_by, counted)
+        return writer(df, order_by, counted, **options)
 
     monkeypatch.setattr(delta, "_writer", writer_after_a_load_commits)
     delta.rewrite_in_key_order(spark, path, ["id"])

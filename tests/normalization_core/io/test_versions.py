@@ -38,7 +38,7 @@ def test_a_table_another_run_created_after_the_check_gets_no_second_row(spark, t
     path = str(tmp_path / "_norm_versions")
     record_version(spark, path, FIRST)  # the other run, which created the table
     checks = []  # this run's two first looks (its stored versions, then the table) still find no table (seen
-    exists, opened = versions.is_delta_table, versions.open_delta_table  # under a daemon, issue 17)
+    exists, opened = versions.is_delta_table, versions.open_delta_table  # under a daemon)
 
     def late_exists(spark, p):
         checks.append(p)

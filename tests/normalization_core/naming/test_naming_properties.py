@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normalization_core.naming import AirbyteNaming, NamingConvention, assign_names
-
-from normalization_core.naming.conventions import get_convention
+from normalization_core.naming.base import is_safe_table_name
+from normalization_core.naming.conventions import get_convention, system_names
 
 SNAKE_LEGAL = re.compile(r"^[a-z_][a-z0-9_]*$")
 AIRBYTE_LEGAL = re.compile(r"^[a-z0-9_]+$")
@@ -128,3 +128,26 @@ def test_many_keys_that_all_collide(name: str) -> None:
     assert len({name.lower() for name in result.mapping.values()}) == 256
     assert [c.name for c in result.collisions] == ["a_b_c_d_e_f_g_h_i"]
     assert len(result.collisions[0].originals) == 256
+
+
+def _table_names(name: str, stream: str, path: tuple[str, ...]) -> list[str]:
+    """Root, child, raw and history table names of a stream under a convention."""
+    conv, names = get_convention(name), system_names(name)
+    root = conv.normalize_table_name(stream)
+    raw = conv.raw_table_name(stream) if isinstance(conv, AirbyteNaming) else names.raw_table(root)
+    return [root, conv.child_table_name(root, path), raw, names.history_table(root)]
+
+
+@pytest.mark.parametrize("name", ["native", "dlt", "airbyte", "direct"])
+def test_every_table_name_of_a_hostile_stream_needs_no_quoting(name: str) -> None:
+    for stream in HOSTILE:
+        for table in _table_names(name, stream, (stream, "child")):
+            assert is_safe_table_name(table), (name, stream, table)
+
+
+@pytest.mark.parametrize("name", ["native", "dlt", "airbyte", "direct"])
+@settings(max_examples=100, deadline=None)
+@given(stream=keys, path=st.lists(keys, min_size=1, max_size=3))
+def test_every_table_name_of_any_stream_needs_no_quoting(name: str, stream: str, path: list[str]) -> None:
+    for table in _table_names(name, stream, tuple(path)):
+        assert is_safe_table_name(table), (name, stream, table)

@@ -1,4 +1,4 @@
-"""Property (issue 22): under `airbyte`, no table, key or column name exceeds the identifier limit, and
+"""Property: under `airbyte`, no table, key or column name exceeds the identifier limit, and
 streams whose tables clash are told apart, never refused, however long and colliding their names."""
 from __future__ import annotations
 

@@ -37,10 +37,11 @@ def test_golden_layout(path: Path, load_case) -> None:
 def test_column_clashes_are_reported_per_table(load_case) -> None:
     case = load_case("airbyte_layout/shop_orders.json")
     schema = schema_from_json_schema(case["stream"], case["json_schema"], "airbyte", namespace="shop")
-    (clash,) = [c for c in schema["collisions"] if c["table"] == "orders"]
+    system, clash = [c for c in schema["collisions"] if c["table"] == "orders"]
     assert clash["name"] == "user_id"
     assert clash["resolved"] == {"User Id": "user_id", "user_id": "user_id_1", "User id": "user_id_2",
                                  "user id": "user_id_3", "User@Id": "user_id_4"}
+    assert system["resolved"] == {"system:_airbyte_ab_id": "_airbyte_ab_id", "_airbyte_ab_id": "_airbyte_ab_id_1"}
 
 
 def test_data_keys_never_take_a_system_column_name() -> None:

@@ -1,6 +1,7 @@
 """Inferred schema documents (SPEC §5.2, §5.3): from (path, kind) pairs, order-free, evolution only adds."""
 from __future__ import annotations
 
+import copy
 import random
 
 from normalization_core.schema import schema_hash
@@ -143,3 +144,28 @@ def test_timestamp_detection_types_numbers_near_their_records_time_as_epoch_seco
     first = infer_schema("s", observed, "dlt", steering=steering)
     later = evolve(first, {(("k:paid",), "bigint"), (("k:paid",), EPOCH_FAR)}, steering)
     assert later == first  # a far number later goes into the epoch column, as dlt coerces it
+
+
+def test_airbyte_suffixes_an_inferred_colliding_key_as_written():
+    pairs = {(steps("id"), "bigint"), (steps("ID"), "bigint"), (steps("a"), "object"), (steps("a", "B"), "bigint"),
+             (steps("a_b"), "text"), (steps("n"), "bigint"), (steps("n"), "text"), (steps("n_v_text"), "bigint")}
+    schema = infer_schema("s", pairs, "airbyte")
+    # keys sorted (`ID` < `a` < `a_b` < `id`); a key written as its name keeps it, a variant finds its name taken
+    assert columns(schema) == [("id_1", "bigint"), ("a_b_1", "bigint"), ("a_b", "string"), ("id", "bigint"),
+                               ("n", "bigint"), ("n_v_text_1", "string"), ("n_v_text", "bigint")]
+    assert {c["name"]: sorted(c["resolved"].values()) for c in schema["collisions"]} == {
+        "a_b": ["a_b", "a_b_1"], "id": ["id", "id_1"]}
+    assert {c["name"]: c["resolved"] for c in schema["collisions"]}["id"] == {'["id"]': "id", '["ID"]': "id_1"}
+
+
+def test_a_table_name_no_catalog_takes_moves_when_the_stream_evolves_its_columns_keep_their_names():
+    pairs = {(steps("id"), "bigint"), (steps("Items"), "array"), (steps("Items", "[]"), "object"),
+             (steps("Items", "[]", "SKU"), "text"), (steps("Items", "[]", "sku"), "text")}
+    first = infer_schema("Orders", pairs, "direct")
+    assert [t["name"] for t in first["tables"]] == ["Orders", "Orders__Items"]
+    older = copy.deepcopy(first)  # as `direct` named child tables before: dlt's `▶`, which no catalog takes
+    older["tables"][1]["name"] = "Orders▶Items"
+    older["tables"][1]["columns"][1]["name"] = "sku_older"
+    later = evolve(older, pairs | {(steps("Items", "[]", "n"), "bigint")})
+    assert [t["name"] for t in later["tables"]] == ["Orders", "Orders__Items"]
+    assert columns(later, "Orders__Items") == [("SKU", "string"), ("sku_older", "string"), ("n", "bigint")]

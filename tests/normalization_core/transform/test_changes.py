@@ -1,4 +1,4 @@
-"""`_norm_meta` from many change candidates (issue 33): flat expressions, the same changes in column order."""
+"""`_norm_meta` from many change candidates: flat expressions, the same changes in column order."""
 from __future__ import annotations
 
 from pyspark.sql import functions as F

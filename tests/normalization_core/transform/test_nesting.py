@@ -165,3 +165,18 @@ def test_airbyte_child_columns_and_types(spark) -> None:
     assert child_table(parsed, names, schema, "cars_editions").dtypes == [
         ("year", "bigint"), *record, ("_airbyte_editions_hashid", "string"),
         ("_airbyte_cars_foreign_hashid", "string"), ("_airbyte_list_idx", "bigint"), *tail]
+
+
+def test_a_records_own_dlt_id_keys_its_root_row_and_its_children_link_to_it(spark) -> None:
+    names = system_names("dlt")
+    schema = schema_from_json_schema("s", {"type": "object", "properties": {
+        "id": {"type": "integer"}, "_dlt_id": {"type": "integer"},
+        "kids": {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "integer"}}}}}}, "dlt")
+    records = [{"id": 1, "_dlt_id": "own", "kids": [{"a": 1}]}, {"id": 2, "_dlt_id": 7, "kids": [{"a": 2}]},
+               {"id": 3, "_dlt_id": "", "kids": [{"a": 3}]}]
+    parsed = parse_records(raw_frame(spark, names, records), names, schema)
+    roots = {r["id"]: r["_dlt_id"] for r in typed_root(parsed, names, schema).collect()}  # three test rows
+    assert roots[1] == "own" and roots[2] == "7" and roots[3] == expected_key(schema, "s", ["r2"])
+    kids = {r["a"]: (r["_dlt_parent_id"], r["_dlt_root_id"])
+            for r in child_table(parsed, names, schema, "s__kids").collect()}
+    assert kids == {a: (roots[a], roots[a]) for a in (1, 2, 3)}
