@@ -43,13 +43,16 @@ bench-small: $(BENCH_STAMP) $(JARS) $(CLASSES)
 	$(PY) bench/bench_small.py
 
 # Started from inside $(DAGSTER_HOME): `dagster dev` warns when the working folder holds a dagster.yaml
-# (the repository's template, copied there by `make demo`) that is not DAGSTER_HOME's. A configuration with
-# `spark: {remote: sc://...}` gets its engine started first (if down; it keeps running after the UI stops:
-# `lakenorm engine stop`); every run is then its client.
+# (the repository's template, copied there by `make demo`) that is not DAGSTER_HOME's. The demo's configuration
+# names a local engine (`spark: {remote: sc://...}`): it is started first and every run is its client; an engine
+# started here is stopped when `dagster dev` ends (Ctrl-C), one that was already running is left running.
 UI_CONFIG := $(CURDIR)/.lakenorm/lakenorm.yaml
+LAKENORM := $(CURDIR)/$(VENV)/bin/lakenorm --config $(UI_CONFIG)
 ui: $(STAMP) $(JARS) $(CLASSES)
 	mkdir -p $(DAGSTER_HOME) && test -f $(DAGSTER_HOME)/dagster.yaml || cp dagster.yaml $(DAGSTER_HOME)/
-	test ! -f $(UI_CONFIG) || $(VENV)/bin/lakenorm --config $(UI_CONFIG) engine start --if-remote
+	test -f $(UI_CONFIG) || { echo "no $(UI_CONFIG): run make demo first" >&2; exit 1; }
+	engine=$$($(LAKENORM) engine start --if-remote) || exit 1; echo "$$engine"; \
+	case "$$engine" in "engine: started"*) trap '$(LAKENORM) engine stop' EXIT; trap 'exit 130' INT TERM;; esac; \
 	cd $(DAGSTER_HOME) && LAKENORM_CONFIG=$(UI_CONFIG) $(CURDIR)/$(VENV)/bin/dagster dev -w $(CURDIR)/workspace.yaml
 
 # The whole deployment on this machine, every service on loopback (deploy/README.md): PostgreSQL, an S3 server,

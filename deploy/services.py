@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pyspark
 
+from normalization_core.io.engine import free_port  # noqa: F401 (the services' ports too)
 from normalization_core.io.jars import JARS_DIR_ENV, jars_dir
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -24,18 +25,6 @@ BIN = Path(sys.executable).parent
 """The venv's console scripts: dagster-daemon, dagster-webserver, moto_server."""
 PG_USER = "postgres"
 """PostgreSQL refuses to run as root: as root, its commands run as this system user (Debian's package makes it)."""
-
-
-def free_port(preferred: int | None = None) -> int:
-    """`preferred` when nothing listens there, else a free port the kernel picks."""
-    for port in ([preferred] if preferred else []) + [0]:
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return probe.getsockname()[1]
-    raise RuntimeError("no free port on 127.0.0.1")
 
 
 def start(args: list[str], log: Path, env: Mapping[str, str] | None = None, cwd: Path | None = None

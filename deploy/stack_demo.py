@@ -14,6 +14,7 @@ from lakenorm_app.samples import SampleSpec, write_sample_packages
 from normalization_core.configuration.config import load_config
 from normalization_core.io.storage import open_delta_table
 from normalization_core.plans.source_tables import SourceTables
+from pipeline_assets.sensors import loads_of_run
 
 MANIFEST = "_manifest.json"
 DONE = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
@@ -39,18 +40,24 @@ def land_in_bucket(stack, packages: int) -> tuple[list[str], list[str]]:
 
 
 def wait_for_runs(stack, load_ids: list[str], timeout: float) -> list[dg.DagsterRun]:
-    """The runs the landing sensor requests for `load_ids`, printed as their state changes, until all ended."""
+    """The runs the landing sensor requests for `load_ids` (one over the loads a tick finds), printed as their state
+    changes, until all ended."""
+    from deploy.stack import SOURCE
+
     home = stack.root / "dagster_home"
     deadline = time.monotonic() + timeout
     seen: dict[str, str] = {}
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
         while time.monotonic() < deadline:
-            runs = [r for r in instance.get_runs() if r.tags.get("dagster/partition") in load_ids]
+            order = instance.get_dynamic_partitions(f"{SOURCE}_load_ids")
+            covered = {r.run_id: loads_of_run(r.tags, order) for r in instance.get_runs()}
+            runs = [r for r in instance.get_runs() if set(covered.get(r.run_id, [])) & set(load_ids)]
             for run in runs:
                 if seen.get(run.run_id) != run.status.value:
                     seen[run.run_id] = run.status.value
-                    print(f"  run {run.run_id[:8]} load {run.tags['dagster/partition']}: {run.status.value}")
-            if {r.tags["dagster/partition"] for r in runs} == set(load_ids) and all(r.status in DONE for r in runs):
+                    print(f"  run {run.run_id[:8]} loads {', '.join(covered[run.run_id])}: {run.status.value}")
+            done = {i for r in runs for i in covered[r.run_id]}
+            if set(load_ids) <= done and all(r.status in DONE for r in runs):
                 return runs
             time.sleep(2)
     print(f"not every run ended within {timeout:.0f} s; see the UI and {stack.root / 'logs'}")

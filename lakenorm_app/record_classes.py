@@ -22,7 +22,8 @@ def record_run(archive: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="lakenorm-class-archive-") as root:
         config = load_config(write_demo_files(Path(root), RECORDED_LOADS))
         tables = SourceTables(config, config.source(SOURCE))
-        with recording_session(config.spark, archive) as spark:
+        local = {k: v for k, v in config.spark.items() if k != "remote"}  # a driver in this process records
+        with recording_session(local, archive) as spark:
             for load_id in sorted(p.name for p in (Path(root) / "landing" / SOURCE).iterdir()):
                 normalize_loads(spark, config, SOURCE, [load_id])
             for table in tables.stored_tables():

@@ -34,6 +34,7 @@ from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.load_packages import LoadPackage, Settling
 from normalization_core.io.maintenance import (
+    logged_row_count,
     logged_version_and_rows,
     maintain_tables,
     table_row_count,
@@ -95,8 +96,8 @@ __all__ = [
     # schemas
     "StreamSchema", "TableSchema", "find_table", "latest_versions", "lineage", "root_table", "schema_document",
     # tables
-    "is_delta_table", "is_uri", "key_ordered_tables", "logged_version_and_rows", "maintain_tables", "read_table",
-    "table_row_count", "table_rows_and_schema", "table_schema", "table_size_bytes",
+    "is_delta_table", "is_uri", "key_ordered_tables", "logged_row_count", "logged_version_and_rows", "maintain_tables",
+    "read_table", "table_row_count", "table_rows_and_schema", "table_schema", "table_size_bytes",
     # checks
     "data_checks",
     # tables by name and snapshots (`register:`, SPEC §11)

@@ -5,18 +5,22 @@ could not keep bad rows out; it would only fail the run (whose run_key the senso
 again) and hide the metadata. A failing check is reported with its offending keys instead.
 
 Severity per check (`SEVERITY`): broken keys are errors, rejected lines a warning. Checks about the
-run's loads alone (`PER_LOAD`) are partitioned by load ID: Dagster 1.13 ties their evaluation to the
-partition in a one-load run; a run of several loads gets one evaluation (Dagster records a check once
-per step) whose metadata names the loads (`load_ids`, counts by load).
+run's loads alone (`PER_LOAD`) are partitioned by load ID and judge each load of the run on its own: each
+load's partition gets its own evaluation (`LoadChecks`, reported by `check_events`), also when one run
+normalizes several loads.
 """
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 
 import dagster as dg
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (  # not exported by dagster 1.13
+    AssetCheckEvaluationTargetMaterializationData,
+)
 from pyspark.sql import DataFrame, SparkSession
 
 from normalization_core.api import (
@@ -94,8 +98,20 @@ def primary_key_columns(plan: StreamPlan, root: TableSchema) -> list[str]:
         return []
 
 
+@dataclass(frozen=True)
+class LoadChecks:
+    """A per-load check's result for each load it judged, by load ID."""
+
+    key: dg.AssetCheckKey
+    by_load: dict[str, dg.AssetCheckResult]
+
+
+CheckResults = list[dg.AssetCheckResult | LoadChecks]
+
+
 def check_results(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
-                  results: list[LoadResult], keys: TableKeys | None = None) -> Iterator[dg.AssetCheckResult]:
+                  results: list[LoadResult], keys: TableKeys | None = None
+                  ) -> Iterator[dg.AssetCheckResult | LoadChecks]:
     """Results of `check_specs` for the tables the run's loads wrote, in order. The checks' Spark queries run
     side by side (a few threads), and over small tables with a small pass's settings (`small_input_conf`):
     planning and compiling each query is most of what a check over a few thousand rows costs."""
@@ -115,7 +131,7 @@ def _checked_bytes(tables: SourceTables, plans: dict[str, StreamPlan], results: 
 
 
 def _checks_to_run(spark: SparkSession, tables: SourceTables, plans: dict[str, StreamPlan],
-                   results: list[LoadResult], keys: TableKeys) -> Iterator[Callable[[], list[dg.AssetCheckResult]]]:
+                   results: list[LoadResult], keys: TableKeys) -> Iterator[Callable[[], CheckResults]]:
     """Each stream's rejected lines, then, when its loads typed rows, its disposition's checks (a check of a
     history or child table once that table exists), on the tables' asset `keys`."""
     for stream, plan in plans.items():
@@ -130,44 +146,42 @@ def _checks_to_run(spark: SparkSession, tables: SourceTables, plans: dict[str, S
 
 
 def _rows_typed_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                       results: list[LoadResult], loads: list[str], key: dg.AssetKey
-                       ) -> list[dg.AssetCheckResult]:
+                       results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     stream, root = plan.settings.name, check.table
     discarded = {r.load_id: r.streams[stream].discarded[root].rows for r in results
                  if stream in r.streams and root in r.streams[stream].discarded}
-    outcome = data_checks.rows_typed_per_load(read_table(spark, tables.raw_path(stream)),
+    outcomes = data_checks.rows_typed_by_load(read_table(spark, tables.raw_path(stream)),
                                               read_table(spark, tables.path(root)), tables.names, loads, discarded)
-    return [_result(key, ROWS_TYPED, outcome, "load IDs whose counts differ", loads)]
+    return [_load_checks(key, ROWS_TYPED, outcomes, "load whose counts differ")]
 
 
 def _unique_key_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                       results: list[LoadResult], loads: list[str], key: dg.AssetKey
-                       ) -> list[dg.AssetCheckResult]:
+                       results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     keys = primary_key_columns(plan, find_table(plan.schema, check.table))
     outcome = data_checks.unique_primary_key(read_table(spark, tables.path(check.table)), keys)
-    return [_result(key, UNIQUE_KEY, outcome, "duplicated keys")]
+    return [_check_result(key, UNIQUE_KEY, outcome, "duplicated keys")]
 
 
 def _orphans_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                    results: list[LoadResult], loads: list[str], key: dg.AssetKey
-                    ) -> list[dg.AssetCheckResult]:
-    child, scoped = find_table(plan.schema, check.table), loads if check.per_load else None
-    outcome = data_checks.orphan_child_rows(read_table(spark, tables.path(check.table)),
-                                            read_table(spark, tables.path(check.against)), tables.names,
-                                            find_table(plan.schema, child["parent"]), child, scoped)
-    return [_result(key, NO_ORPHANS, outcome, "orphan row keys", scoped)]
+                    results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
+    child = find_table(plan.schema, check.table)
+    tables_read = (read_table(spark, tables.path(check.table)), read_table(spark, tables.path(check.against)),
+                   tables.names, find_table(plan.schema, child["parent"]), child)
+    if check.per_load:
+        outcomes = data_checks.orphan_child_rows_by_load(*tables_read, loads)
+        return [_load_checks(key, NO_ORPHANS, outcomes, "orphan row keys")]
+    outcome = data_checks.orphan_child_rows(*tables_read)
+    return [_check_result(key, NO_ORPHANS, outcome, "orphan row keys")]
 
 
 def _one_current_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                        results: list[LoadResult], loads: list[str], key: dg.AssetKey
-                        ) -> list[dg.AssetCheckResult]:
+                        results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     history, current = read_table(spark, tables.path(check.table)), read_table(spark, tables.path(check.against))
     return [_one_current(history, current, tables.names, key, find_table(plan.schema, check.against))]
 
 
 def _overlap_result(spark: SparkSession, tables: SourceTables, plan: StreamPlan, check: TableCheck,
-                    results: list[LoadResult], loads: list[str], key: dg.AssetKey
-                    ) -> list[dg.AssetCheckResult]:
+                    results: list[LoadResult], loads: list[str], key: dg.AssetKey) -> CheckResults:
     return [_no_overlap(read_table(spark, tables.path(check.table)), tables.names, key)]
 
 
@@ -197,23 +211,23 @@ def _no_overlap(history: DataFrame, names: SystemNames, history_key: dg.AssetKey
 
 
 def rejected_lines_result(tables: SourceTables, stream: str, results: list[LoadResult], keys: TableKeys | None = None
-                          ) -> dg.AssetCheckResult:
-    """WARN when a load of the run rejected or quarantined lines; names those loads and their counts."""
-    rejected = {r.load_id: r.streams[stream].rejected_lines if stream in r.streams else 0 for r in results}
-    quarantined = {r.load_id: r.quarantined_lines for r in results}
-    failing = [load_id for load_id in rejected if rejected[load_id] or quarantined[load_id]]
-    outcome = data_checks.CheckOutcome(not failing, len(failing), tuple(failing), {
-        "rejected_lines": sum(rejected.values()), "quarantined_lines": sum(quarantined.values())})
-    return _result((keys or TableKeys(tables.source.name))(tables.raw_table(stream)), NO_REJECTED, outcome,
-                   "loads with rejected or quarantined lines", [r.load_id for r in results],
-                   {"rejected_lines_by_load": rejected, "quarantined_lines_by_load": quarantined})
+                          ) -> LoadChecks:
+    """Per load of the run: WARN when it rejected or quarantined lines, with its counts."""
+    outcomes = {}
+    for r in results:
+        rejected = r.streams[stream].rejected_lines if stream in r.streams else 0
+        failing = bool(rejected or r.quarantined_lines)
+        outcomes[r.load_id] = data_checks.CheckOutcome(not failing, int(failing), (r.load_id,) if failing else (), {
+            "rejected_lines": rejected, "quarantined_lines": r.quarantined_lines})
+    return _load_checks((keys or TableKeys(tables.source.name))(tables.raw_table(stream)), NO_REJECTED, outcomes,
+                        "load with rejected or quarantined lines")
 
 
-def _result(key: dg.AssetKey, name: str, outcome: data_checks.CheckOutcome, what: str,
-            load_ids: list[str] | None = None, extra: dict | None = None) -> dg.AssetCheckResult:
-    """`load_ids`: the loads a per-load check looked at (named, as a run of several loads has one result)."""
-    loads = {"load_ids": load_ids} if load_ids is not None else {}
-    return _check_result(key, name, outcome, what, {**loads, **(extra or {})})
+def _load_checks(key: dg.AssetKey, name: str, outcomes: dict[str, data_checks.CheckOutcome], what: str
+                 ) -> LoadChecks:
+    by_load = {load_id: _check_result(key, name, outcome, what, {"load_id": load_id})
+               for load_id, outcome in outcomes.items()}
+    return LoadChecks(dg.AssetCheckKey(key, name), by_load)
 
 
 def _check_result(key: dg.AssetKey, name: str, outcome: data_checks.CheckOutcome, what: str,
@@ -225,3 +239,36 @@ def _check_result(key: dg.AssetKey, name: str, outcome: data_checks.CheckOutcome
         f"{outcome.failures} {what}, e.g. {', '.join(outcome.offending[:5])}")
     return dg.AssetCheckResult(asset_key=key, check_name=name, passed=outcome.passed, metadata=metadata,
                                description=description, severity=SEVERITY[name])
+
+
+def check_events(context: dg.AssetExecutionContext, checks: Iterator[dg.AssetCheckResult | LoadChecks]
+                 ) -> Iterator[dg.AssetCheckResult | dg.Output | dg.AssetCheckEvaluation]:
+    """What the op yields for the selected checks: a table-wide result as it is; a per-load check's output once,
+    then one evaluation per load tied to that load's partition and to its latest materialization (Dagster ties
+    an `AssetCheckResult` to a partition only in a run of one partition)."""
+    for check in checks:
+        key = check.key if isinstance(check, LoadChecks) else dg.AssetCheckKey(check.asset_key, check.check_name)
+        if key not in context.selected_asset_check_keys:
+            continue
+        if isinstance(check, dg.AssetCheckResult):
+            yield check
+            continue
+        yield dg.Output(None, output_name=context.assets_def.get_output_name_for_asset_check_key(key))
+        for load_id, result in check.by_load.items():
+            yield dg.AssetCheckEvaluation(
+                asset_key=key.asset_key, check_name=key.name, passed=result.passed, metadata=result.metadata,
+                severity=result.severity, description=result.description, blocking=False, partition=load_id,
+                target_materialization_data=_latest_materialization(context.instance, key.asset_key, load_id))
+
+
+def _latest_materialization(instance: dg.DagsterInstance, key: dg.AssetKey, load_id: str
+                            ) -> AssetCheckEvaluationTargetMaterializationData | None:
+    """The partition's latest materialization (this run's, when the run wrote the table): the UI shows a check as
+    current only while it targets that one."""
+    records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key, asset_partitions=[load_id]),
+                                              limit=1).records
+    if not records:
+        return None
+    latest = records[0]
+    return AssetCheckEvaluationTargetMaterializationData(storage_id=latest.storage_id, run_id=latest.run_id,
+                                                         timestamp=latest.timestamp)

@@ -86,6 +86,6 @@ def build_polling_schedule(config: LakenormConfig, source: SourceConfig, job: ob
             return dg.SkipReason(skip_reason(landed))
         # Schedules cannot return partition requests; registering first is what the sensor's daemon does.
         context.instance.add_dynamic_partitions(partitions.name, new)
-        return load_run_requests(source, new)
+        return load_run_requests(source, context.instance.get_dynamic_partitions(partitions.name), new)
 
     return polling

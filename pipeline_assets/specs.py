@@ -2,9 +2,10 @@
 
 Tables are translated parents first, so each table's props carry its parent's translated key (`deps`) and a
 prefix or a renaming keeps the graph. After the translator, a stream table gets the source's partitions
-(`<source>_load_ids`), `skippable` (the op writes a stream's tables together and may leave some out) and its
-dependency on its parent table; every table gets `lakenorm/source` and `lakenorm/table` metadata. Keys must
-stay unique.
+(`<source>_load_ids`), `skippable` (the op writes a stream's tables together and may leave some out), its
+dependency on its parent table and, under `automation: on_upstream`, the source's automation condition unless the
+translator set one (`automation.source_automation`); every table gets `lakenorm/source` and `lakenorm/table`
+metadata. Keys must stay unique.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from normalization_core.api import SourceTables, StreamPlan, output_tables, stream_upstream
+from pipeline_assets.automation import source_automation
 from pipeline_assets.descriptions import system_descriptions
 from pipeline_assets.partitions import load_ids_partitions
 from pipeline_assets.translator import LakenormTableProps, LakenormTranslator, TableKeys, TableKind
@@ -40,7 +42,8 @@ def stream_asset_specs(tables: SourceTables, streams: list[str], plans: dict[str
                   ) -> dg.AssetSpec:
         props = LakenormTableProps(source.name, stream, table, kind, tables.path(table), source, plans.get(stream),
                                    parent, tuple(deps))
-        spec = owned(translator.get_asset_spec(props), props, partitions_def=partitions, skippable=True)
+        spec = translator.get_asset_spec(props)
+        spec = owned(spec, props, partitions_def=partitions, skippable=True, **source_automation(spec, source))
         keys[table] = spec.key
         return spec
 

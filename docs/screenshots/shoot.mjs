@@ -48,7 +48,7 @@ async function partitionMetadata(page) {
 // A per-load check of a raw table, tied to its partition.
 async function perLoadCheck(page) {
   await page.goto(`${url}/assets/shop/_norm_raw_orders?view=checks`);
-  await page.getByText('rejected_lines_by_load').waitFor();
+  await page.getByText('quarantined_lines').waitFor();
   await shot(page, 'dagster_check_per_load.png');
 }
 

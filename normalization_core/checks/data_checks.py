@@ -58,19 +58,39 @@ def rows_typed_per_load(raw: DataFrame, root: DataFrame, names: SystemNames, loa
 
     Offending keys are the load IDs whose counts differ.
     """
+    return combined(rows_typed_by_load(raw, root, names, load_ids, discarded_rows))
+
+
+def rows_typed_by_load(raw: DataFrame, root: DataFrame, names: SystemNames, load_ids: Sequence[str],
+                       discarded_rows: Mapping[str, int] | None = None) -> dict[str, CheckOutcome]:
+    """`rows_typed_per_load` of each load on its own (a load with no line and no row passes)."""
     valid = (_of_loads(raw, names.load_id, load_ids).where(typed_line(names))
              .groupBy(names.load_id).agg(F.count(F.lit(1)).alias("valid")))
     typed = _of_loads(root, names.load_id, load_ids).groupBy(names.load_id).agg(F.count(F.lit(1)).alias("typed"))
     per_load = (valid.join(typed, names.load_id, "full_outer")
                 .select(F.col(names.load_id).alias(_KEY), F.coalesce("valid", F.lit(0)).alias("valid"),
                         F.coalesce("typed", F.lit(0)).alias("typed")))
-    rows = per_load.collect()  # one row per load ID of the run: metadata
-    discarded = discarded_rows or {}
-    bad = sorted(r[_KEY] for r in rows if r["valid"] - discarded.get(r[_KEY], 0) != r["typed"])
-    counts = {"valid_raw_lines": sum(r["valid"] for r in rows), "typed_rows": sum(r["typed"] for r in rows)}
-    if discarded:
-        counts["discarded_rows"] = sum(discarded.get(r[_KEY], 0) for r in rows)
-    return CheckOutcome(not bad, len(bad), tuple(bad[:MAX_OFFENDING]), counts)
+    found = {r[_KEY]: (r["valid"], r["typed"]) for r in per_load.collect()}  # one row per load ID: metadata
+    outcomes = {}
+    for load_id in load_ids:
+        (valid_lines, rows), discarded = found.get(load_id, (0, 0)), (discarded_rows or {}).get(load_id)
+        counts = {"valid_raw_lines": valid_lines, "typed_rows": rows}
+        if discarded_rows:
+            counts["discarded_rows"] = discarded or 0
+        bad = valid_lines - (discarded or 0) != rows
+        outcomes[load_id] = CheckOutcome(not bad, int(bad), (load_id,) if bad else (), counts)
+    return outcomes
+
+
+def combined(by_load: Mapping[str, CheckOutcome]) -> CheckOutcome:
+    """One outcome for several loads' own: failures and counts added up, offending keys in load order (capped)."""
+    offending = tuple(key for outcome in by_load.values() for key in outcome.offending)
+    counts: dict[str, int] = {}
+    for outcome in by_load.values():
+        for name, value in outcome.counts.items():
+            counts[name] = counts.get(name, 0) + value
+    failures = sum(o.failures for o in by_load.values())
+    return CheckOutcome(failures == 0, failures, offending[:MAX_OFFENDING], counts)
 
 
 def orphan_child_rows(child: DataFrame, parent: DataFrame, names: SystemNames, parent_table: str | TableSchema,
@@ -81,12 +101,34 @@ def orphan_child_rows(child: DataFrame, parent: DataFrame, names: SystemNames, p
     same record, hence the same load (append and overwrite tables). Tables are given by name, or as their
     documents (which name their keys under `airbyte`).
     """
+    return _outcome(_orphans(child, parent, names, parent_table, child_table, load_ids)
+                    .select(col(names.row_id(child_table)).alias(_KEY)))
+
+
+def orphan_child_rows_by_load(child: DataFrame, parent: DataFrame, names: SystemNames,
+                              parent_table: str | TableSchema, child_table: str | TableSchema,
+                              load_ids: Sequence[str]) -> dict[str, CheckOutcome]:
+    """`orphan_child_rows` of each load on its own: one aggregation, each load's count and first offending keys."""
+    orphans = _orphans(child, parent, names, parent_table, child_table, load_ids).select(
+        F.col(names.load_id).alias("#load"), col(names.row_id(child_table)).cast("string").alias(_KEY))
+    per_load = Window.partitionBy("#load")
+    ranked = orphans.select("#load", _KEY, F.count(F.lit(1)).over(per_load).alias("#n"),
+                            F.row_number().over(per_load.orderBy(_KEY)).alias("#rank"))
+    sample = ranked.where(F.col("#rank") <= MAX_OFFENDING).orderBy("#load", "#rank").collect()  # metadata
+    found: dict[str, tuple[int, list[str]]] = {}
+    for row in sample:
+        found.setdefault(row["#load"], (row["#n"], []))[1].append(row[_KEY])
+    return {load_id: CheckOutcome(load_id not in found, found.get(load_id, (0, []))[0],
+                                  tuple(found.get(load_id, (0, []))[1])) for load_id in load_ids}
+
+
+def _orphans(child: DataFrame, parent: DataFrame, names: SystemNames, parent_table: str | TableSchema,
+             child_table: str | TableSchema, load_ids: Sequence[str] | None) -> DataFrame:
     parent_key = names.row_id(parent_table)
     link = names.parent_key(child_table) if isinstance(child_table, dict) else names.parent_id(_name(parent_table))
     keys = _of_loads(parent, names.load_id, load_ids).select(col(parent_key).alias("#parent"))
     children = _of_loads(child, names.load_id, load_ids)
-    orphans = children.join(keys, children[column_name(link)] == keys["#parent"], "left_anti")
-    return _outcome(orphans.select(col(names.row_id(child_table)).alias(_KEY)))
+    return children.join(keys, children[column_name(link)] == keys["#parent"], "left_anti")
 
 
 def _name(table: str | TableSchema) -> str:

@@ -29,12 +29,14 @@ SyncMode = Literal["append", "overwrite", "append_dedup"]
 InputKindName = Literal["packages", "airbyte_destination", "singer", "dlt_extract"]
 INPUT_KINDS: tuple[str, ...] = get_args(InputKindName)
 DEFAULT_SETTLE_SECONDS = 60
+DEFAULT_MAX_LOADS_PER_RUN = 50
 SYNC_MODES: tuple[str, ...] = get_args(SyncMode)
 DEFAULT_CONFIG_FILE = "lakenorm.yaml"
 CONFIG_ENV = "LAKENORM_CONFIG"
 DEFAULT_SPARK = {"master": "local[2]"}
 AssetKeys = tuple[tuple[str, ...], ...]
 """Dagster asset keys, each the tuple of its parts (the library itself does not import Dagster)."""
+AutomationName = Literal["sensor", "on_upstream"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,11 @@ class SourceConfig:
     """Where the source's tables are registered by name (`configuration.register`); None: by path only."""
     upstream: AssetKeys = ()
     """The Dagster assets that produce the landing: every raw table depends on them (SPEC §8)."""
+    max_loads_per_run: int = DEFAULT_MAX_LOADS_PER_RUN
+    """In Dagster, the most load IDs one run normalizes (a sensor tick's run, a backfill's runs)."""
+    automation: AutomationName = "sensor"
+    """In Dagster, what runs new loads: the landing sensor (`sensor`), or Declarative Automation once the source's
+    upstream assets have materialized (`on_upstream`; the sensor then only registers them)."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +202,8 @@ def _parse_source(doc: dict, base_dir: Path, where: str, store: ObjectStore | No
         schema_contract=SchemaContract(**parse_contract(doc.get("schema_contract"))),
         register=parse_register(doc.get("register"), where),
         upstream=_asset_keys(doc.get("upstream") or [], f"{where}: upstream"),
+        max_loads_per_run=doc.get("max_loads_per_run", DEFAULT_MAX_LOADS_PER_RUN),
+        automation=doc.get("automation", "sensor"),
     )
 
 

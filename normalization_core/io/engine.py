@@ -107,6 +107,18 @@ def server_command(conf: Mapping[str, str]) -> list[str]:
     return command
 
 
+def free_port(preferred: int | None = None) -> int:
+    """`preferred` when nothing listens there, else a free port the kernel picks."""
+    for port in ([preferred] if preferred else []) + [0]:
+        with socket.socket() as probe:
+            try:
+                probe.bind((DEFAULT_HOST, port))
+            except OSError:
+                continue
+            return probe.getsockname()[1]
+    raise LakenormError(f"no free port on {DEFAULT_HOST}")
+
+
 def answers(host: str, port: int, timeout: float = 1.0) -> bool:
     try:
         socket.create_connection((host, port), timeout=timeout).close()

@@ -68,6 +68,13 @@ def logged_version_and_rows(path: str, storage_options: dict[str, str] | None = 
         return None
 
 
+def logged_row_count(path: str, storage_options: dict[str, str] | None = None) -> int | None:
+    """Rows of the table's newest version from its log through delta-rs, without Spark; None when the log does not
+    answer exactly (`table_rows_and_schema`)."""
+    logged = _logged_rows_and_schema(path, storage_options)
+    return None if logged is None else logged[0]
+
+
 def _logged_rows_and_schema(path: str, storage_options: dict[str, str] | None) -> tuple[int, T.StructType] | None:
     try:
         table = open_delta_table(path, storage_options)

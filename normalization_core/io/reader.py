@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from functools import reduce
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -10,6 +9,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.errors import PackageError
+from normalization_core.io.connect import union_all
 from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.storage import Landing
 from normalization_core.transform.raw import CONTENT, FILE, LINE, STREAM, TEXT, line_texts, split_lines
@@ -30,7 +30,7 @@ def read_package_lines(spark: SparkSession, package: LoadPackage) -> DataFrame:
     unsplit = unsplit_bytes(spark)
     frames = [read_file_lines(spark, str(package.path_of(rel)), stream, rel, _size(package.path_of(rel)), unsplit)
               for stream, rel in pairs]
-    return reduce(DataFrame.unionByName, frames)
+    return union_all(frames)
 
 
 def read_file_lines(spark: SparkSession, path: str, stream: str | None, relative: str, size: int | None = None,

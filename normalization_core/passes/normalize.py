@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial, reduce
+from functools import partial
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -21,6 +21,7 @@ from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.landing import listed_since_last_pass
 from normalization_core.inputs.ledger import checksums_of, record_files
+from normalization_core.io.connect import union_all
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.load_packages import Discovery, LoadPackage
@@ -100,10 +101,11 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
     per table.
 
     The result equals normalizing them one by one, except that an inferred stream's schema is inferred from
-    all loads of the pass at once (as a rebuild does), not evolved load after load. A package
-    that fails before anything is committed (an unreadable file, a stream its manifest does not list)
-    makes its pass run load by load instead, so the other loads still land and its error is raised, or,
-    with `on_error`, handed to it (load ID, error) while the remaining loads go on.
+    all loads of the pass at once (as a rebuild does), not evolved load after load. A package that fails
+    (an unreadable file, a stream its manifest does not list, a change its schema contract refuses: all
+    found before anything is committed) makes its pass run load by load instead, so the other loads still
+    land and its error is raised, or, with `on_error`, handed to it (load ID, error) while the remaining
+    loads go on.
 
     `streams`: normalize those streams of the loads only (`stream_subset`); a load without any of them
     gets an empty result and nothing is written for it.
@@ -122,7 +124,7 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
         with small_input_conf(spark, _input_bytes(chunk)), tagged_commits(spark, [p.load_id for p in chunk]):
             try:
                 results += _normalize_pass(spark, tables, chunk, streams)
-            except PackageError:
+            except LakenormError:  # a bad package, a change its contract refuses: the others still land
                 if len(chunk) == 1 and on_error is None:
                     raise
                 results += _load_by_load(spark, tables, chunk, on_error, streams)
@@ -296,7 +298,7 @@ def _classified_lines(spark: SparkSession, source: SourceConfig, packages: list[
     kind = source_input(source)
     frames = [without_streams(kind.classify(spark, p), dropped[p.load_id]).withColumn(R.LOAD_ID, F.lit(p.load_id))
               for p in packages]
-    return reduce(DataFrame.unionByName, frames)
+    return union_all(frames)
 
 
 def _count_lines(packages: list[LoadPackage], lines: DataFrame, streams: list[str]) -> dict[str, _Counts]:

@@ -1,5 +1,5 @@
-"""`lakenorm demo`: sample packages through the sensor and its runs into a persistent local instance; a fresh
-session on the same metastore reads the demo's tables by name."""
+"""`lakenorm demo`: sample packages through the sensor and its run into a persistent local instance, the run a client
+of a local engine the demo starts and stops; a fresh session on the same metastore reads the demo's tables by name."""
 from __future__ import annotations
 
 import json
@@ -12,12 +12,16 @@ import dagster as dg
 import pytest
 
 from lakenorm_app.cli import main
+from normalization_core.api import engine, load_config
 from normalization_core.io.delta import read_table
+from normalization_core.io.engine_runs import runs_served
+from pipeline_assets.sensors import RANGE_END, RANGE_START
 
 READER = """
 import json, sys
 from normalization_core.api import build_spark_session, load_config
-spark = build_spark_session(load_config(sys.argv[1]).spark, input_bytes=0)  # a few counts: a short-lived JVM
+local = {k: v for k, v in load_config(sys.argv[1]).spark.items() if k != "remote"}  # a driver of its own
+spark = build_spark_session(local, input_bytes=0)  # a few counts: a short-lived JVM
 print(json.dumps({"catalog": spark.conf.get("spark.sql.catalogImplementation"),
                   "orders": spark.table("shop.orders").count(),
                   "snapshot": spark.table("shop_snapshot.orders").count(),
@@ -36,7 +40,7 @@ def test_demo_leaves_tables_an_instance_showing_the_partitions_and_a_metastore_n
                           env=env, cwd=workdir, capture_output=True, text=True, timeout=900)
     assert demo.returncode == 0, demo.stderr[-3000:]
     out = demo.stdout
-    assert out.count(": success") == 2
+    assert out.count(": success") == 1  # one run over both loads
     for table, rows in (("_norm_raw_orders", 2000), ("_norm_raw_customers", 400), ("_norm_raw_events", 4000)):
         assert read_table(spark, str(root / "warehouse/shop" / table)).count() == rows
         assert f"shop.{table}" in out
@@ -44,12 +48,15 @@ def test_demo_leaves_tables_an_instance_showing_the_partitions_and_a_metastore_n
     # the metastore and Derby's log live under the demo's root, nothing lands in the working directory
     assert (root / "metastore/metastore_db").is_dir() and (root / "metastore/derby.log").exists()
     assert list(workdir.iterdir()) == []
+    remote = load_config(root / "lakenorm.yaml").spark["remote"]  # the run was a client of the demo's engine
+    assert remote.startswith("sc://127.0.0.1:") and runs_served(root / "engine") == 1
+    assert engine.status(root / "engine").state == "stopped"  # started for the run, stopped at the end
 
     instance = dg.DagsterInstance.from_config(str(root / "dagster_home"))
     load_ids = instance.get_dynamic_partitions("shop_load_ids")
     assert len(load_ids) == 2
-    runs = instance.get_runs(dg.RunsFilter(job_name="shop_normalize"))
-    assert len(runs) == 2 and {r.tags["dagster/run_key"] for r in runs} == set(load_ids)
+    (run,) = instance.get_runs(dg.RunsFilter(job_name="shop_normalize"))
+    assert (run.tags[RANGE_START], run.tags[RANGE_END]) == tuple(load_ids)
     for key in ("_norm_raw_orders", "_norm_raw_customers", "_norm_raw_events"):
         materialized = instance.get_materialized_partitions(dg.AssetKey(["shop", key]))
         assert materialized == set(load_ids)

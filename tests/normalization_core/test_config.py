@@ -21,6 +21,7 @@ def test_defaults_and_relative_paths(tmp_path):
     assert src.landing == tmp_path / "landing"
     assert (src.convention, src.max_identifier_length, src.max_table_nesting) == ("native", 255, 1000)
     assert (src.input, src.settle_seconds, src.deletion_vectors) == ("packages", 60, False)
+    assert (src.max_loads_per_run, src.automation, src.upstream) == (50, "sensor", ())
     assert cfg.spark == {"master": "local[2]"}
     assert cfg.table_path("shop", "_norm_raw_orders") == f"{tmp_path}/wh/shop/_norm_raw_orders"
 
@@ -107,6 +108,8 @@ def test_upstream_asset_keys_of_a_source_and_of_its_streams(tmp_path):
     (lambda d: d["sources"][0].update(landing="missing"), "landing folder"),
     (lambda d: d["sources"][0].update(input="fivetran"), "unknown input 'fivetran' (choose one of packages, "),
     (lambda d: d["sources"][0].update(settle_seconds=-1), "'settle_seconds' must be a non-negative integer"),
+    (lambda d: d["sources"][0].update(max_loads_per_run=0), "'max_loads_per_run' must be a positive integer"),
+    (lambda d: d["sources"][0].update(automation="eager"), "unknown automation 'eager' (choose one of sensor, "),
     (lambda d: d["sources"][0].update(name="../x"), "source name must be a letter or '_' followed by letters, digits or '_'"),
     (lambda d: d["sources"][0].update(settings={"detections": ["epoch"]}), "'detections' must be a list of timestamp, iso_"),
     (lambda d: d["sources"][0].update(settings={"preferred_types": {"re:(": "text"}}), "not a valid regular expression"),

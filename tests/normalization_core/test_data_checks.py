@@ -45,6 +45,20 @@ def test_orphan_child_rows_are_named_by_their_row_keys(delta_table, load_case):
         assert outcome.failures == len(expected["offending"])
 
 
+def test_per_load_checks_judge_each_load_of_a_run_alone(delta_table, load_case):
+    """What one run over several loads reports for each load's partition: that load's outcome only."""
+    rows, orphans = load_case(CASE)["rows_typed"], load_case(CASE)["orphans"]
+    typed = K.rows_typed_by_load(delta_table(rows["raw"]["schema"], rows["raw"]["rows"]),
+                                 delta_table(rows["root"]["schema"], rows["root"]["rows"]), NATIVE,
+                                 rows["by_load"]["load_ids"])
+    orphaned = K.orphan_child_rows_by_load(delta_table(orphans["child"]["schema"], orphans["child"]["rows"]),
+                                           delta_table(orphans["parent"]["schema"], orphans["parent"]["rows"]),
+                                           NATIVE, "orders", "orders__items", orphans["by_load"]["load_ids"])
+    for case, outcomes in ((rows, typed), (orphans, orphaned)):
+        assert {load: [o.passed, o.failures, list(o.offending)] for load, o in outcomes.items()} == \
+            case["by_load"]["outcomes"]
+
+
 def test_unique_primary_key_compares_columns_and_names_duplicated_keys(delta_table, load_case):
     case = load_case(CASE)["unique_key"]
     for expected in case["cases"]:

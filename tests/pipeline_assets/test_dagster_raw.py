@@ -11,6 +11,7 @@ from normalization_core.io.delta import read_table
 from pipeline_assets.definitions import build_definitions
 from pipeline_assets.factories import build_source_assets, source_job_name
 from pipeline_assets.resources import SparkSessionResource
+from pipeline_assets.sensors import RANGE_END, RANGE_START, partition_runs
 
 STREAMS = ["customers", "events", "orders"]
 
@@ -76,9 +77,10 @@ def test_sensor_registers_only_complete_new_packages_and_never_twice(shop):
     defs = build_definitions(config)
     with dg.instance_for_test() as instance:
         first = sensor_tick(defs, instance)
-        assert [r.partition_key for r in first.run_requests] == ids
-        assert [r.run_key for r in first.run_requests] == ids
         assert [list(r.partition_keys) for r in first.dynamic_partitions_requests] == [ids]
+        (batch,) = first.run_requests  # one run over both, a range in the order the partitions are added
+        assert (batch.tags[RANGE_START], batch.tags[RANGE_END]) == (ids[0], ids[1])
+        assert batch.run_key == f"{ids[0]}..{ids[1]}" and batch.partition_key is None
         instance.add_dynamic_partitions("shop_load_ids", ids)
 
         again = sensor_tick(defs, instance, cursor=first.cursor)
@@ -88,6 +90,29 @@ def test_sensor_registers_only_complete_new_packages_and_never_twice(shop):
         later = write_sample_packages(landing, SampleSpec(packages=3, orders=5, customers=2, events=3))[2:]
         third = sensor_tick(defs, instance, cursor=again.cursor)
         assert [r.partition_key for r in third.run_requests] == later
+
+
+def test_a_tick_asks_for_runs_of_at_most_max_loads_per_run_neighbouring_partitions(tmp_path):
+    landing = tmp_path / "landing"
+    ids = write_sample_packages(landing, SampleSpec(packages=5, orders=1, customers=1, events=1))
+    config = parse_config({"warehouse": "wh", "sources": [
+        {"name": "shop", "landing": "landing", "max_loads_per_run": 2}]}, base_dir=tmp_path)
+    defs = build_definitions(config)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("shop_load_ids", ["L0"])
+        requests = sensor_tick(defs, instance).run_requests
+    assert [(r.tags.get(RANGE_START), r.tags.get(RANGE_END), r.partition_key) for r in requests] == [
+        (ids[0], ids[1], None), (ids[2], ids[3], None), (None, None, ids[4])]
+    # a load ID elsewhere in Dagster's order (added earlier, by the polling schedule) is not inside another's range
+    assert partition_runs(["a", "b", "x", "c", "d", "e"], ["a", "b", "c", "d", "e"], 2) == [
+        ["a", "b"], ["c", "d"], ["e"]]
+    assert partition_runs(["c", "x", "a", "b"], ["a", "b", "c"], 50) == [["c"], ["a", "b"]]
+
+
+def test_the_backfill_policy_runs_a_backfill_of_n_partitions_as_ceil_n_over_max_loads_per_run_runs(shop):
+    config, _ = shop
+    assets = build_source_assets(config, config.source("shop"), STREAMS)
+    assert assets.backfill_policy == dg.BackfillPolicy.multi_run(max_partitions_per_run=50)
 
 
 @pytest.mark.slow

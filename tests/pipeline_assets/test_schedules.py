@@ -13,6 +13,7 @@ from normalization_core.io.maintenance import table_row_count
 from normalization_core.passes.normalize import normalize_load
 from pipeline_assets.definitions import build_definitions, defs
 from pipeline_assets.schedules import maintained_tables
+from pipeline_assets.sensors import RANGE_END, RANGE_START
 from tests.pipeline_assets.conftest import write_case_package
 
 
@@ -36,7 +37,7 @@ def test_the_demo_configuration_loads_with_checks_and_schedules(tmp_path, monkey
             ("shop/orders__line_items__discounts", "no_orphan_child_rows")} <= checks
 
 
-def test_polling_registers_new_packages_once_and_requests_one_run_per_load(tmp_path):
+def test_polling_registers_new_packages_once_and_requests_one_run_over_them(tmp_path):
     config = load_config(write_demo_files(tmp_path, SampleSpec(packages=2, orders=2, customers=1, events=1)))
     loaded = build_definitions(config)
     polling = loaded.resolve_schedule_def("shop_polling")
@@ -46,7 +47,8 @@ def test_polling_registers_new_packages_once_and_requests_one_run_per_load(tmp_p
         first = tick()
         ids = instance.get_dynamic_partitions("shop_load_ids")
         assert len(ids) == 2
-        assert [(r.partition_key, r.run_key) for r in first.run_requests] == [(i, i) for i in ids]
+        (batch,) = first.run_requests  # one run over both: the range of the partitions it just added
+        assert (batch.tags[RANGE_START], batch.tags[RANGE_END], batch.run_key) == (ids[0], ids[1], "..".join(ids))
         again = tick()
         assert not again.run_requests and again.skip_message == "no new complete packages (0 rejected)"
         later = write_sample_packages(config.source("shop").landing, SampleSpec(packages=3, orders=2, customers=1,
