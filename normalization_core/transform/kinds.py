@@ -22,14 +22,15 @@ _BIG_INTEGER = _NUMBER_START + r"(-?\d{39,})" + _NUMBER_END
 """An integer of more than 38 digits: Spark would parse it as a lossy DOUBLE."""
 _ZERO_FRACTION = _NUMBER_START + r"(-?\d{1,15}\.0+)" + _NUMBER_END
 """A number written with a fraction of zeros (`3170.00`, `1.0`): a VARIANT keeps it as an integral DECIMAL."""
-_PAST_DOUBLE_EXPONENT = r"[eE][+-]?(?:30[89]|3[1-9]\d|[4-9]\d\d|\d{4,})"
-"""An exponent at or beyond a double's range (`1e400` reads as Infinity, `1e-400` as 0.0)."""
+_PAST_DOUBLE_EXPONENT = r"[eE](?:\+?(?:30[89]|3[1-9]\d|[4-9]\d\d|\d{4,})|-(?:32[4-9]|3[3-9]\d|[4-9]\d\d|\d{4,}))"
+"""An exponent past a double's range: `1e309` reads as Infinity, `1e-324` as 0.0 (`1e308` and `1e-323` fit, but
+`2e308` does not: from 308 on, as written, a number is kept as text)."""
 _PAST_DOUBLE = _NUMBER_START + r"(-?\d[\d.]*" + _PAST_DOUBLE_EXPONENT + ")" + _NUMBER_END
 _REWRITTEN = r"\d{39}|\d\.0|" + _PAST_DOUBLE_EXPONENT
 _INEXACT_NUMBER = _NUMBER_START + (
     r"(-?(?:(?=(?:\.?\d){39})\d[\d.]*(?:[eE][+-]?\d+)?"  # more than 38 digits
     r"|\d[\d.]{15,}[eE][+-]?\d+"  # 16 or more digits and an exponent
-    r"|\d[\d.]*" + _PAST_DOUBLE_EXPONENT + "))"  # at or beyond a double's range
+    r"|\d[\d.]*[eE][+-]?(?:30[89]|3[1-9]\d|[4-9]\d\d|\d{4,})))"  # at or beyond a double's range
 ) + _NUMBER_END
 """A number a VARIANT may hold only as a double that lost some of it (a DECIMAL holds 38 digits, no exponent)."""
 
