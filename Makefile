@@ -14,7 +14,7 @@ JARS := .lakenorm/jars/jars.txt
 # hadoop-aws + the AWS SDK bundle (~690 MB) for s3a:// locations: the tests need them, the demo does not.
 S3_JARS := .lakenorm/jars/s3/jars.txt
 # The driver JVM's class archive (~200 MB): Spark's and Delta's classes as a recorded run loaded them, so a cold
-# JVM maps them instead of loading and verifying them (normalization_core/io/class_archive.py). ~1 min, once.
+# JVM maps them instead of loading and verifying them (normalization_core/runtime/class_archive.py). ~1 min, once.
 CLASSES := .lakenorm/jars/jvm-classes.json
 export LAKENORM_JARS_DIR := $(CURDIR)/.lakenorm/jars
 export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
@@ -103,10 +103,10 @@ $(BENCH_STAMP): $(STAMP)
 	touch $(BENCH_STAMP)
 
 $(JARS): $(STAMP)
-	$(PY) -m normalization_core.io.jars
+	$(PY) -m normalization_core.runtime.jars
 
 $(S3_JARS): $(STAMP)
-	$(PY) -m normalization_core.io.jars --s3
+	$(PY) -m normalization_core.runtime.jars --s3
 
 $(CLASSES): $(JARS) $(STAMP)
 	$(PY) -m lakenorm_app.record_classes && touch $(CLASSES)

@@ -30,7 +30,7 @@ from bench_dagster_run import start_daemon, tick_times
 from lakenorm_app.demo import SOURCE, land_missing_packages, write_demo_files
 from lakenorm_app.samples import SampleSpec
 from normalization_core.configuration.config import load_config
-from normalization_core.io import engine
+from normalization_core.runtime import engine
 
 REPO = Path(__file__).resolve().parents[1]
 DONE = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]

@@ -28,7 +28,7 @@ from dagster._core.definitions.run_request import InstigatorType  # not exported
 from lakenorm_app.demo import SOURCE, land_missing_packages, write_demo_files
 from lakenorm_app.samples import SampleSpec
 from normalization_core.configuration.config import load_config
-from normalization_core.io import engine
+from normalization_core.runtime import engine
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"

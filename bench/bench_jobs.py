@@ -17,8 +17,8 @@ from pathlib import Path
 
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.configuration.config import parse_config
-from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_loads
+from normalization_core.runtime.spark import build_spark_session
 
 
 def processes_started() -> int:

@@ -41,9 +41,9 @@ sys.path.insert(0, str(ROOT))
 from bench_jobs import processes_started  # noqa: E402  (a script folder, not a package)
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages  # noqa: E402
 from normalization_core.configuration.config import LakenormConfig, load_config  # noqa: E402
-from normalization_core.io import engine  # noqa: E402
-from normalization_core.io.spark import build_spark_session  # noqa: E402
 from normalization_core.io.storage import is_uri, open_delta_table  # noqa: E402
+from normalization_core.runtime import engine  # noqa: E402
+from normalization_core.runtime.spark import build_spark_session  # noqa: E402
 
 SOURCE = "shop"
 PACKAGE = {"orders": 50, "customers": 20, "events": 40}

@@ -31,10 +31,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from normalization_core.configuration.config import load_config
-from normalization_core.io import engine
 from normalization_core.io.load_packages import discover_packages
-from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_load, normalize_loads
+from normalization_core.runtime import engine
+from normalization_core.runtime.spark import build_spark_session
 from peers import run_peer
 from lakenorm_app.samples import SampleSpec, sample_catalog, write_sample_packages
 from spark_floor import FLOOR_TABLES, floor_run

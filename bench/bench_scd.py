@@ -31,9 +31,9 @@ from normalization_core.columns import NATIVE as N
 from normalization_core.configuration.catalog import parse_catalog
 from normalization_core.configuration.config import LakenormConfig, parse_config
 from normalization_core.dispositions.append_dedup import rebuild_dedup_tables, write_dedup_tables
-from normalization_core.io.spark import build_spark_session
 from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.stream_plans import StreamPlan
+from normalization_core.runtime.spark import build_spark_session
 from normalization_core.schema import schema_from_json_schema
 from normalization_core.transform import raw as R
 

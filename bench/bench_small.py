@@ -30,10 +30,10 @@ from pathlib import Path
 import yaml
 
 from normalization_core.configuration.config import load_config
-from normalization_core.io import engine
 from normalization_core.io.load_packages import discover_packages
-from normalization_core.io.spark import build_spark_session
 from normalization_core.passes.normalize import normalize_load
+from normalization_core.runtime import engine
+from normalization_core.runtime.spark import build_spark_session
 from bench_jobs import jobs_by_kind, processes_started
 from peers import BENCH, run_peer, timed_process
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages

@@ -26,9 +26,9 @@ from pyspark.sql import functions as F
 
 from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
-from normalization_core.io.spark import build_spark_session
 from normalization_core.io.versions import latest_versions_without_spark
 from normalization_core.plans.source_tables import SourceTables
+from normalization_core.runtime.spark import build_spark_session
 from normalization_core.transform.nesting import typed_tables
 from normalization_core.transform.observed_kinds import observed_types
 from normalization_core.transform.parse import parse_records

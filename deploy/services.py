@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pyspark
 
-from normalization_core.io.engine import free_port  # noqa: F401 (the services' ports too)
-from normalization_core.io.jars import JARS_DIR_ENV, jars_dir
+from normalization_core.runtime.engine import free_port  # noqa: F401 (the services' ports too)
+from normalization_core.runtime.jars import JARS_DIR_ENV, jars_dir
 
 SPARK_HOME = Path(pyspark.__file__).parent
 BIN = Path(sys.executable).parent

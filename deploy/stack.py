@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 from deploy import services
-from normalization_core.io import engine as engines
-from normalization_core.io.jars import ensure_s3_jars
+from normalization_core.runtime import engine as engines
+from normalization_core.runtime.jars import ensure_s3_jars
 
 REPO = Path(__file__).resolve().parents[1]
 BUCKET = "lakenorm"

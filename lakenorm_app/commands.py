@@ -256,7 +256,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
 
 def cmd_engine(args: argparse.Namespace) -> int:
-    """`engine start | status | stop`: the local Spark Connect server (`io.engine`). Its address and Spark
+    """`engine start | status | stop`: the local Spark Connect server (`runtime.engine`). Its address and Spark
     settings come from the configuration when there is one (`spark.remote`, `master`, `spark.*`), else
     sc://127.0.0.1:15002 on local[2]; `--port` and `--host` override the address."""
     from normalization_core.api import CONFIG_ENV, DEFAULT_CONFIG_FILE, engine

@@ -1,7 +1,7 @@
 """`python -m lakenorm_app.record_classes`: record the driver JVM's class archive (a set-up step of `make`).
 
 The recorded run is the demo's work in small: sample packages normalized load by load (tables created,
-then MERGEd into), tables read back. See `normalization_core.io.class_archive`.
+then MERGEd into), tables read back. See `normalization_core.runtime.class_archive`.
 """
 from __future__ import annotations
 

@@ -17,7 +17,6 @@ from normalization_core.configuration.config import (
     stream_upstream,
 )
 from normalization_core.configuration.validation import config_schema, config_yaml, schema_path
-from normalization_core.schema.stream_settings import resolve_primary_key
 from normalization_core.dispositions import Disposition, TableCheck
 from normalization_core.errors import ConfigError, LakenormError
 from normalization_core.inputs.landing import (
@@ -28,9 +27,6 @@ from normalization_core.inputs.landing import (
     record_changed_files,
 )
 from normalization_core.inputs.settling import settling_text
-from normalization_core.io import engine
-from normalization_core.io.engine_runs import lost_engine_errors, serving
-from normalization_core.io.class_archive import ensure_class_archive
 from normalization_core.io.delta import is_delta_table, read_table
 from normalization_core.io.load_packages import LoadPackage, Settling
 from normalization_core.io.maintenance import (
@@ -42,10 +38,10 @@ from normalization_core.io.maintenance import (
     table_schema,
     table_size_bytes,
 )
-from normalization_core.io.spark import build_spark_session, recording_session, small_input_conf, spark_session
 from normalization_core.io.storage import is_uri
 from normalization_core.io.versions import latest_versions
 from normalization_core.naming.conventions import system_names
+from normalization_core.passes.catalog_tables import catalog_table_name, publish_tables
 from normalization_core.passes.normalize import (
     loads_input_bytes,
     normalize_loads,
@@ -54,7 +50,6 @@ from normalization_core.passes.normalize import (
     pending_packages,
     source_input_bytes,
 )
-from normalization_core.passes.catalog_tables import catalog_table_name, publish_tables
 from normalization_core.passes.rebuild import rebuild_source_stream, rebuild_stream
 from normalization_core.passes.registered import registered_load_ids, registered_results, registered_source_results
 from normalization_core.passes.results import LoadResult, StreamResult
@@ -73,8 +68,13 @@ from normalization_core.plans.stream_plans import (
     output_tables,
     stream_plans,
 )
+from normalization_core.runtime import engine
+from normalization_core.runtime.class_archive import ensure_class_archive
+from normalization_core.runtime.engine_runs import lost_engine_errors, serving
+from normalization_core.runtime.spark import build_spark_session, recording_session, small_input_conf, spark_session
 from normalization_core.schema import schema_document
 from normalization_core.schema.model import StreamSchema, TableSchema, find_table, lineage, root_table
+from normalization_core.schema.stream_settings import resolve_primary_key
 from normalization_core.transform.raw import raw_schema
 
 __all__ = [

@@ -14,7 +14,7 @@ from normalization_core.api import lost_engine_errors, serving, spark_session
 class SparkSessionResource(dg.ConfigurableResource):
     """A Delta-enabled SparkSession for one run, started when the run first needs it (`start`: a run that
     normalizes a few small packages starts its JVM for a small input); stopped afterwards if the run started it.
-    With `remote` naming the local engine, the run holds its lease from its start to its end (`io.engine_runs`:
+    With `remote` naming the local engine, the run holds its lease from its start to its end (`runtime.engine_runs`:
     the engine is recycled between runs, never inside one)."""
 
     spark_conf: dict[str, str] = {"master": "local[2]"}

@@ -137,7 +137,7 @@ def _system_spec(props: LakenormTableProps) -> dict:
     source = props.source_config
     return dict(
         key=[props.source, props.table], group_name=props.source, deps=props.deps, kinds={"delta"},
-        description=system_descriptions(system_names(source.convention)).get(props.table),
+        description=system_descriptions(source.naming.names).get(props.table),
         metadata={"dagster/table_name": catalog_table_name(source, props.table), "dagster/uri": props.location})
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.io.spark import build_spark_session
+from normalization_core.runtime.spark import build_spark_session
 
 CASES = Path(__file__).parent / "cases"
 TEST_SPARK_CONF = {
@@ -62,8 +62,8 @@ def shared_engine(tmp_path_factory, worker_id) -> SharedEngine:
     and the last worker done with it stops it. A module that kills or recycles an engine starts its own."""
     from filelock import FileLock
 
-    from normalization_core.io import engine
-    from tests.normalization_core.io.engine_project import ENGINE_CONF, free_port
+    from normalization_core.runtime import engine
+    from tests.normalization_core.runtime.engine_project import ENGINE_CONF, free_port
 
     root = tmp_path_factory.getbasetemp()
     root = root.parent if worker_id != "master" else root  # the workers' folders share their parent

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -20,7 +21,7 @@ from normalization_core.configuration.schema_settings import (
 from normalization_core.configuration.validation import check_schema
 from normalization_core.errors import ConfigError
 from normalization_core.io.storage import ObjectStore, StorePath, is_s3, is_uri
-from normalization_core.naming.conventions import CONVENTIONS, DEFAULT_CONVENTION
+from normalization_core.naming.conventions import CONVENTIONS, DEFAULT_CONVENTION, SourceConvention, source_convention
 from normalization_core.schema.contract import SchemaContract
 from normalization_core.schema.model import StreamSchema
 from normalization_core.schema.schema_file import read_schema_file
@@ -87,6 +88,11 @@ class SourceConfig:
     automation: AutomationName = "sensor"
     """In Dagster, what runs new loads: the landing sensor (`sensor`), or Declarative Automation once the source's
     upstream assets have materialized (`on_upstream`; the sensor then only registers them)."""
+
+    @cached_property
+    def naming(self) -> SourceConvention:
+        """The source's convention, resolved once: its system names and its naming at `max_identifier_length`."""
+        return source_convention(self.convention, self.max_identifier_length)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from normalization_core.inputs.members import Grouping, Member
 from normalization_core.inputs.package_listing import Done, Listing, ListingCursor
 from normalization_core.inputs.settling import settling_of, split_settled
 from normalization_core.io.load_packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
-from normalization_core.naming.conventions import system_names
 
 
 class InputKind:
@@ -61,7 +60,7 @@ class InputKind:
 
 
 def ledger_path(config: LakenormConfig, source: SourceConfig) -> str:
-    return config.table_path(source.name, ledger_table(system_names(source.convention).loads_table))
+    return config.table_path(source.name, ledger_table(source.naming.names.loads_table))
 
 
 def valid_load_id(text: str) -> str:

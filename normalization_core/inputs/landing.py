@@ -15,7 +15,6 @@ from normalization_core.inputs.ledger import ChangedFile, record_changes
 from normalization_core.inputs.package_listing import Done, Listing, ListingCursor, read_cursor, write_cursor
 from normalization_core.io.load_packages import Discovery
 from normalization_core.io.storage import Landing, StorePath, is_s3, is_uri
-from normalization_core.naming.conventions import system_names
 from normalization_core.schema.stream_settings import StreamSettings
 
 
@@ -67,7 +66,7 @@ def listed_since_last_pass(config: LakenormConfig, source: SourceConfig, done: D
 def listing_cursor_location(config: LakenormConfig, source: SourceConfig) -> Landing | None:
     """Where the passes over a source keep their listing cursor: `_norm_listing.json` (`_dlt_listing.json`, ...)
     beside the source's tables; None for a warehouse in an object store other than S3."""
-    name = system_names(source.convention).loads_table.rsplit("_", 1)[0] + "_listing.json"
+    name = source.naming.names.loads_table.rsplit("_", 1)[0] + "_listing.json"
     location = config.table_path(source.name, name)
     if is_s3(location) and config.object_store is not None:
         return StorePath(location, config.object_store)

@@ -16,7 +16,6 @@ from normalization_core.inputs.package_listing import (
     read_folders,
 )
 from normalization_core.io.registry import logged_registry
-from normalization_core.naming.conventions import system_names
 from normalization_core.io.load_packages import Discovery, LoadPackage, discover_packages, find_package
 from normalization_core.io.reader import read_package_lines
 from normalization_core.transform import raw as R
@@ -35,7 +34,7 @@ class ManifestPackages(InputKind):
     def landed_streams(self, config: LakenormConfig, source: SourceConfig) -> set[str]:
         """The streams of the registry's loads and of the packages not registered: the folder names listed, and
         only those manifests read (loading the code location reads no manifest of a normalized load)."""
-        path = config.table_path(source.name, system_names(source.convention).registry_table)
+        path = config.table_path(source.name, source.naming.names.registry_table)
         try:
             registered = logged_registry(path, config.storage_options(path))
         except DeltaError:

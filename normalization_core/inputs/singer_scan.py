@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 
 from normalization_core.configuration.config import DEFAULT_SPARK
 from normalization_core.inputs.listing import FileEntry, matching_lines
-from normalization_core.io.spark import build_spark_session, running_session
 from normalization_core.io.storage import Landing, is_uri
+from normalization_core.runtime.spark import build_spark_session, running_session
 
 _SCHEMA_LINE = r'"type"\s*:\s*"[Ss][Cc][Hh][Ee][Mm][Aa]"'
 """A line that may be a SCHEMA message (parsed to be sure: a record may hold such a field too)."""

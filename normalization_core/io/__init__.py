@@ -1,1 +1,1 @@
-"""The I/O edge: Spark sessions, load packages on disk, Delta tables."""
+"""Storage: load packages on disk or in a bucket, Delta tables and their writes, the registry and schema versions."""

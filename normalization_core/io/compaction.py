@@ -33,8 +33,8 @@ from normalization_core.io.delta import (
     table_ref,
     with_conflict_retry,
 )
-from normalization_core.io.spark import session_settings
 from normalization_core.io.storage import open_delta_table
+from normalization_core.runtime.settings import session_settings
 
 COMPACT_AT_FILES = 10
 """Small files of a table that start its compaction: a table a load appends one file to is compacted every ~10

@@ -345,7 +345,7 @@ def create_table_with(rows: DataFrame, path: str, properties: dict[str, str], or
     costs ~20 Spark jobs); returns its rows, counted while writing. Losing the creation to another writer is a
     race: the retry MERGEs."""
     # Observation: observed metrics of `format("delta")` writes were reported empty over Connect 4.1; over
-    # Connect 4.2 they arrive (tests/normalization_core/io/test_engine.py compares the counts with classic's).
+    # Connect 4.2 they arrive (tests/normalization_core/runtime/test_engine.py compares the counts with classic's).
     counted = Observation()
     # "error", not its synonym "errorifexists": Spark Connect's client knows only the first
     _writer(rows, order_by, counted).mode("error").options(**properties).save(path)

@@ -9,9 +9,10 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.errors import PackageError
-from normalization_core.io.connect import union_all
 from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.storage import Landing
+from normalization_core.runtime.connect import union_all
+from normalization_core.runtime.settings import byte_size
 from normalization_core.transform.raw import CONTENT, FILE, LINE, STREAM, TEXT, line_texts, split_lines
 
 _FAILED_FILE = re.compile(r"error while reading file (\S+?)\.?\s")
@@ -71,16 +72,6 @@ def _size(path: Landing) -> int:
     return path.stat().st_size if isinstance(path, Path) else path.size()
 
 
-_BYTE_UNITS = {"b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
-               "t": 1 << 40, "tb": 1 << 40, "p": 1 << 50, "pb": 1 << 50}
-
-
-def byte_size(setting: str | None) -> int:
-    """A Spark byte-size setting (`134217728`, `128MB`, `4m`) in bytes."""
-    found = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", setting or "")
-    if found is None or found.group(2).lower() not in {"", *_BYTE_UNITS}:
-        raise ValueError(f"not a byte size: {setting!r}")
-    return int(found.group(1)) * _BYTE_UNITS.get(found.group(2).lower(), 1)
 
 
 def _position_in_partition() -> Column:

@@ -8,7 +8,6 @@ never configuration: they come from the environment (`AWS_ACCESS_KEY_ID`, `AWS_S
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,10 +15,10 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 from urllib.parse import urlsplit
 
+from normalization_core.runtime.credentials import env_credentials
+
 S3_SCHEMES = ("s3a://",)
 """Hadoop 3 serves only `s3a://` (no `s3://` file system)."""
-_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "fs.s3a.access.key", "AWS_SECRET_ACCESS_KEY": "fs.s3a.secret.key",
-                "AWS_SESSION_TOKEN": "fs.s3a.session.token"}
 
 
 def is_uri(location: str) -> bool:
@@ -64,18 +63,6 @@ class ObjectStore:
         if self.region:
             options["AWS_REGION"] = self.region
         return options
-
-
-def env_credentials() -> dict[str, str]:
-    return {name: os.environ[name] for name in _CREDENTIALS if os.environ.get(name)}
-
-
-def hadoop_credentials() -> dict[str, str]:
-    """The environment's AWS credentials as S3A settings (so executors on other hosts get them too)."""
-    creds = env_credentials()
-    if "AWS_ACCESS_KEY_ID" not in creds or "AWS_SECRET_ACCESS_KEY" not in creds:
-        return {}
-    return {_CREDENTIALS[name]: value for name, value in creds.items()}
 
 
 @lru_cache(maxsize=8)

@@ -58,6 +58,25 @@ def system_names(convention: str) -> SystemNames:
     return CONVENTIONS[convention].system_names
 
 
+@dataclass(frozen=True)
+class SourceConvention:
+    """A source's convention resolved once, at the source's identifier limit (`SourceConfig.naming`): plans,
+    table names and inputs ask it instead of looking the convention up again."""
+
+    convention: Convention
+    identifiers: NamingConvention
+    """How the source's tables and columns are named and shortened."""
+
+    @property
+    def names(self) -> SystemNames:
+        return self.convention.system_names
+
+
+def source_convention(name: str, max_identifier_length: int | None = None) -> SourceConvention:
+    """The convention `name` (one of `CONVENTIONS`) with its naming at `max_identifier_length`."""
+    return SourceConvention(CONVENTIONS[name], get_convention(name, max_identifier_length))
+
+
 def get_convention(reference: str | type[NamingConvention], max_identifier_length: int | None = None
                    ) -> NamingConvention:
     """The naming of a convention's name, a `module:Class` or dotted path, or a class; `None` length = its default."""

@@ -21,10 +21,9 @@ from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.landing import listed_since_last_pass
 from normalization_core.inputs.ledger import checksums_of, record_files
-from normalization_core.io.connect import union_all
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
-from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.load_packages import Discovery, LoadPackage
+from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.reader import unreadable_file
 from normalization_core.io.registry import (
     LoadRecord,
@@ -33,7 +32,6 @@ from normalization_core.io.registry import (
     registered_streams,
     record_loads,
 )
-from normalization_core.io.spark import small_input_conf
 from normalization_core.io.storage import Landing, StorePath
 from normalization_core.io.table_versions import tagged_commits
 from normalization_core.passes.catalog_tables import publish_tables
@@ -45,6 +43,8 @@ from normalization_core.plans.load_plans import load_plans
 from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.stream_plans import StreamPlan, stream_plans
 from normalization_core.plans.table_names import raw_tables
+from normalization_core.runtime.connect import union_all
+from normalization_core.runtime.spark import small_input_conf
 from normalization_core.transform import raw as R
 from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from normalization_core.columns import SystemNames
 from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.io.storage import StorePath, is_s3
-from normalization_core.naming.conventions import system_names
 from normalization_core.plans.table_names import raw_tables
 
 
@@ -34,7 +33,7 @@ class SourceTables:
     @property
     def names(self) -> SystemNames:
         """The system tables and columns of the source's convention."""
-        return system_names(self.source.convention)
+        return self.source.naming.names
 
     def path(self, table: str) -> str:
         return self.config.table_path(self.source.name, table)

@@ -18,7 +18,7 @@ from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.dispositions import Disposition, disposition
 from normalization_core.errors import ConfigError
 from normalization_core.io.versions import StoredVersion, latest_versions_without_spark
-from normalization_core.naming.conventions import CONVENTIONS, system_names
+from normalization_core.naming.conventions import CONVENTIONS
 from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.table_names import disambiguate_tables
 from normalization_core.schema import StreamSchema, schema_from_json_schema, schema_hash
@@ -129,7 +129,7 @@ def distinct_plans(source: SourceConfig, plans: dict[str, StreamPlan]) -> dict[s
 def check_distinct_tables(source: SourceConfig, plans: dict[str, StreamPlan]) -> None:
     """Refuse two streams that would write one table (their rows would be merged silently, SPEC §4);
     under `airbyte`, only what `disambiguate_tables` could not tell apart (an `_scd` table) is left."""
-    names = system_names(source.convention)
+    names = source.naming.names
     owner: dict[str, str] = {}
     for stream, plan in plans.items():
         for table in output_tables(plan, names):

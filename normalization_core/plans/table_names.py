@@ -18,7 +18,6 @@ from normalization_core.inputs.landing import source_catalog
 from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.naming import AirbyteNaming
 from normalization_core.naming.airbyte import hash_json_path, transform_standard_naming
-from normalization_core.naming.conventions import CONVENTIONS, get_convention, system_names
 from normalization_core.schema.model import CollisionDoc, StreamSchema, TableSchema
 
 
@@ -37,9 +36,9 @@ Plan = TypeVar("Plan", bound=Planned)
 
 def disambiguate_tables(source: SourceConfig, plans: dict[str, Plan]) -> dict[str, Plan]:
     """The plans with tables that clash across streams renamed (airbyte); other conventions: unchanged."""
-    if not CONVENTIONS[source.convention].disambiguates_streams:
+    if not source.naming.convention.disambiguates_streams:
         return plans
-    conv = get_convention(source.convention, source.max_identifier_length)
+    conv = source.naming.identifiers
     assert isinstance(conv, AirbyteNaming)
     owners: dict[str, list[tuple[str, TableSchema]]] = {}
     for stream, plan in plans.items():
@@ -96,8 +95,7 @@ def raw_tables(source: SourceConfig, streams: Iterable[str]) -> dict[str, str]:
     the other streams of its package. Other conventions: the normalized stream name after the prefix
     (clashes are refused by the caller)."""
     streams = list(streams)
-    names = system_names(source.convention)
-    conv = get_convention(source.convention, source.max_identifier_length)
+    names, conv = source.naming.names, source.naming.identifiers
     if not isinstance(conv, AirbyteNaming):
         return {stream: names.raw_table(conv.normalize_table_name(stream)) for stream in streams}
     catalog = source_catalog(source)

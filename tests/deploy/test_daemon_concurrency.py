@@ -31,9 +31,9 @@ from lakenorm_app.commands import main
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
-from normalization_core.io.engine import ENGINE_DIR_ENV
-from normalization_core.io.engine_runs import runs_served
-from normalization_core.io.spark import build_spark_session
+from normalization_core.runtime.engine import ENGINE_DIR_ENV
+from normalization_core.runtime.engine_runs import runs_served
+from normalization_core.runtime.spark import build_spark_session
 from pipeline_assets.sensors import RANGE_END, RANGE_START
 from tests.deploy.automation_location import UPSTREAM, extract
 from tests.normalization_core.table_snapshots import SAMPLE_TABLES, snapshot, write_config

@@ -19,8 +19,8 @@ from lakenorm_app import commands
 from lakenorm_app.samples import SampleSpec, write_sample_packages
 from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table, table_version
-from normalization_core.io.engine import ENGINE_DIR_ENV
-from tests.normalization_core.io.engine_project import first_commit
+from normalization_core.runtime.engine import ENGINE_DIR_ENV
+from tests.normalization_core.runtime.engine_project import first_commit
 
 DAY = "2024_06_01_1717200000000"
 """An Airbyte sync's day and epoch as its S3 destination names its files."""

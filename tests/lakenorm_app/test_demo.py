@@ -14,7 +14,7 @@ import pytest
 from lakenorm_app.cli import main
 from normalization_core.api import engine, load_config
 from normalization_core.io.delta import read_table
-from normalization_core.io.engine_runs import runs_served
+from normalization_core.runtime.engine_runs import runs_served
 from pipeline_assets.sensors import RANGE_END, RANGE_START
 
 READER = """

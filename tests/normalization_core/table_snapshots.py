@@ -10,8 +10,8 @@ from lakenorm_app.commands import main
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.configuration.config import load_config
 from normalization_core.io.delta import read_table
-from normalization_core.io.spark import build_spark_session
 from normalization_core.plans.source_tables import SourceTables
+from normalization_core.runtime.spark import build_spark_session
 
 VOLATILE = ("normalized_at", "inserted_at", "modified_ms", "checksum", "table_versions")
 """Columns that hold when a run happened (or a file's upload time, how its store names its bytes: a local file's

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from deploy.services import executor_dirs, standalone_cluster
-from normalization_core.io.jars import ensure_s3_jars
+from normalization_core.runtime.jars import ensure_s3_jars
 from tests.normalization_core.table_snapshots import (
     SAMPLE_TABLES,
     assert_same_tables,

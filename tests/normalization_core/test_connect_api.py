@@ -13,9 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("normalization_core", "pipeline_assets")
-SESSION_START_UP = {"normalization_core/io/spark.py", "normalization_core/io/class_archive.py",
-                    "normalization_core/io/jvm_output.py"}
-"""Modules that start sessions: they may call classic-only APIs, each guarded by `io.connect.is_connect`."""
+SESSION_START_UP = {"normalization_core/runtime/spark.py", "normalization_core/runtime/class_archive.py",
+                    "normalization_core/runtime/jvm_output.py"}
+"""Modules that start sessions: they may call classic-only APIs, each guarded by `runtime.connect.is_connect`."""
 
 CLASSIC_ATTRIBUTES = {"sparkContext", "_sc", "_jsc", "_jvm", "_gateway", "_jsparkSession", "_jdf", "_jconf",
                       "_jwrite", "_jreader", "_jseq", "rdd", "getNumPartitions",

@@ -21,7 +21,7 @@ def test_every_convention_has_a_layout_and_its_naming_carries_its_name() -> None
     ("native", NATIVE, "dlt", 255), ("dlt", DLT, "dlt", 255), ("airbyte", AIRBYTE, "airbyte", 63),
     ("direct", DLT, "dlt", 255),
 ])
-def test_a_source_gets_its_conventions_system_names_layout_and_default_length(
+def test_a_source_gets_its_conventions_system_names_layout_and_default_length_resolved_once(
         tmp_path: Path, name: str, names: object, layout: str, length: int) -> None:
     config = parse_config({"warehouse": "wh", "sources": [{"name": "s", "landing": ".", "convention": name}]},
                           base_dir=tmp_path)
@@ -29,6 +29,9 @@ def test_a_source_gets_its_conventions_system_names_layout_and_default_length(
     assert system_names(source.convention) is names
     assert convention_named(source.convention).layout == layout
     assert source.max_identifier_length == length
+    assert source.naming is source.naming
+    assert source.naming.names is names and source.naming.convention is CONVENTIONS[name]
+    assert source.naming.identifiers.name == name and source.naming.identifiers.max_identifier_length == length
 
 
 def test_an_unknown_name_says_what_is_supported() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "normalization_core"
 ROOT_MODULES = {"__init__.py", "api.py", "columns.py", "errors.py"}
-LAYERS = ("naming", "schema", "transform", "io", "configuration", "inputs", "checks", "dispositions", "plans",
+LAYERS = ("naming", "schema", "transform", "runtime", "io", "configuration", "inputs", "checks", "dispositions", "plans",
           "passes")
 """Bottom up: each imports only those before it (and the root's `columns` and `errors`); `api` imports any."""
 PACKAGES = ("normalization_core", "pipeline_assets", "lakenorm_app")

@@ -1,6 +1,6 @@
 """Several loads in one pass (`normalize_loads`, what a Dagster backfill or `lakenorm normalize` runs) give the
 same tables as normalizing them one by one, for every disposition, and as a pass with Spark's own settings instead
-of the small-input ones (`io.spark.small_input_conf`); a bad package does not stop the others."""
+of the small-input ones (`runtime.spark.small_input_conf`); a bad package does not stop the others."""
 from __future__ import annotations
 
 import json
@@ -13,10 +13,10 @@ from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_package
 from normalization_core import columns as C
 from normalization_core.configuration.config import parse_config
 from normalization_core.errors import PackageError
-from normalization_core.io import spark as spark_settings
 from normalization_core.io.delta import read_table
 from normalization_core.io.load_packages import discover_packages
 from normalization_core.passes.normalize import loads_input_bytes, normalize_load, normalize_loads, pending_input_bytes
+from normalization_core.runtime import spark as spark_settings
 
 STREAMS = {"events": {"destination_sync_mode": "overwrite"}}
 """orders and customers: append_dedup (sample catalog); events: overwrite; the inferred stream: append."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from normalization_core.io.class_archive import (
+from normalization_core.runtime.class_archive import (
     ARCHIVE_FILE,
     FINGERPRINT_FILE,
     current_archive,
@@ -17,7 +17,7 @@ from normalization_core.io.class_archive import (
     record_archive,
     with_class_archive,
 )
-from normalization_core.io.jars import JARS_DIR_ENV, jars_dir
+from normalization_core.runtime.jars import JARS_DIR_ENV, jars_dir
 
 JAVA = "spark.driver.extraJavaOptions"
 
@@ -78,7 +78,7 @@ def test_a_failed_recording_keeps_the_old_archive_and_a_good_one_replaces_it(cac
 
 CLASSES_FROM = """
 import sys
-from normalization_core.io.spark import build_spark_session
+from normalization_core.runtime.spark import build_spark_session
 spark = build_spark_session({"master": "local[1]", "spark.driver.extraJavaOptions": sys.argv[1]})
 spark.range(3).write.format("delta").save(sys.argv[2])
 print(spark.read.format("delta").load(sys.argv[2]).count())
@@ -90,7 +90,7 @@ OFFLINE = shutil.which("unshare") is not None and os.geteuid() == 0
 RECORD = """
 import sys
 from pathlib import Path
-from normalization_core.io.spark import recording_session
+from normalization_core.runtime.spark import recording_session
 with recording_session({"master": "local[1]"}, Path(sys.argv[-1])) as spark:
     spark.range(3).count()
 """

@@ -12,8 +12,8 @@ import pytest
 CLIENT = """
 import sys
 from pyspark.sql import functions as F
-from normalization_core.io.connect import union_all
-from normalization_core.io.spark import build_spark_session
+from normalization_core.runtime.connect import union_all
+from normalization_core.runtime.spark import build_spark_session
 spark = build_spark_session({"master": "local[2]", "remote": sys.argv[1]})
 frames = []
 for i in range(40):  # a load's lines, each with a few steps of its own

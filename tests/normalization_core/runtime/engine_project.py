@@ -1,4 +1,4 @@
-"""A small project for the engine's tests (tests/normalization_core/io/test_engine.py): sample packages of one or
+"""A small project for the engine's tests (tests/normalization_core/runtime/test_engine.py): sample packages of one or
 more sources, its configuration, `lakenorm` run as a client process of the engine, and every table of a source
 as sorted rows."""
 from __future__ import annotations

@@ -6,12 +6,12 @@ import sys
 import time
 from pathlib import Path
 
-from normalization_core.io.jars import JARS_DIR_ENV, cached_jars, jars_dir
+from normalization_core.runtime.jars import JARS_DIR_ENV, cached_jars, jars_dir
 
 CHILD = """
 import sys
 from pathlib import Path
-from normalization_core.io.jars import ensure_jars
+from normalization_core.runtime.jars import ensure_jars
 print(ensure_jars("org.example:not-a-real-artifact:0.0.1", Path(sys.argv[1])))
 """
 

@@ -1,7 +1,7 @@
-"""The local engine (`lakenorm engine start | status | stop`, io/engine.py) and sessions that are its Spark Connect
+"""The local engine (`lakenorm engine start | status | stop`, runtime/engine.py) and sessions that are its Spark Connect
 clients (`spark: {remote: sc://host:port}`): one real server for the module; runs at once through it (two load
 IDs of one source, another source) keep every guarantee; an idle engine past its limits is restarted before a run
-(io/engine_runs.py); a run whose server is killed mid-pass fails in one line, and its retry after `lakenorm engine
+(runtime/engine_runs.py); a run whose server is killed mid-pass fails in one line, and its retry after `lakenorm engine
 start` completes it. What the runs through the engine write equals what the classic local session writes, table by
 table, under each convention (native, airbyte, dlt), disposition (append, overwrite, append_dedup and its SCD
 history) and package format (records, Airbyte messages); the Delta writes' counts arrive over Connect, delta-rs
@@ -24,12 +24,12 @@ from lakenorm_app.samples import write_catalog
 from normalization_core.configuration.config import load_config, parse_config
 from normalization_core.errors import ConfigError
 from normalization_core.errors import LakenormError
-from normalization_core.io import engine
-from normalization_core.io.engine_runs import local_engine, recycle_reason, runs_served
-from normalization_core.io.spark import build_spark_session, remote_address
 from normalization_core.passes.normalize import normalize_loads
 from normalization_core.plans.source_tables import SourceTables
-from tests.normalization_core.io.engine_project import (
+from normalization_core.runtime import engine
+from normalization_core.runtime.engine_runs import local_engine, recycle_reason, runs_served
+from normalization_core.runtime.spark import build_spark_session, remote_address
+from tests.normalization_core.runtime.engine_project import (
     ENGINE_CONF,
     LAKE,
     OTHER,

@@ -1,5 +1,5 @@
 """Whether a session is a Spark Connect client: such a session has no JVM in this process (no `sparkContext`,
-no Py4J gateway), so the classic-only calls of the session start-up modules (`io.spark`, `io.class_archive`)
+no Py4J gateway), so the classic-only calls of the session start-up modules (`runtime.spark`, `runtime.class_archive`)
 are skipped or refused for it. And plans a Spark Connect client can send."""
 from __future__ import annotations
 

@@ -127,8 +127,8 @@ def _shipped_by_pyspark(ivy_jar_name: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m normalization_core.io.jars [--s3]`: resolve the cache (set-up step of `make`)."""
-    parser = argparse.ArgumentParser(prog="python -m normalization_core.io.jars")
+    """`python -m normalization_core.runtime.jars [--s3]`: resolve the cache (set-up step of `make`)."""
+    parser = argparse.ArgumentParser(prog="python -m normalization_core.runtime.jars")
     parser.add_argument("--s3", action="store_true", help="hadoop-aws and the AWS SDK (for s3a:// locations)")
     if parser.parse_args(argv).s3:
         print(f"{len(ensure_s3_jars())} S3A jars cached in {s3_jars_dir()}")

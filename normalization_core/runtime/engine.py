@@ -2,7 +2,7 @@
 
 The server is pyspark's own `SparkConnectServer` (pyspark ships `jars/spark-connect_2.13-<version>.jar`),
 started with `bin/spark-submit` of pyspark's SPARK_HOME, with Delta's jars from the project's cache and the
-settings a local driver of lakenorm gets (`io.spark.session_conf`: Delta's extension and catalog, UTC, memory,
+settings a local driver of lakenorm gets (`runtime.spark.session_conf`: Delta's extension and catalog, UTC, memory,
 the class archive, errors-only logging). Clients reach it through `spark: {remote: "sc://host:port"}`.
 
 Its state lives in one folder (`engine_dir`): `engine.json` (pid, host, port, started), `engine.log` (the
@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from normalization_core.errors import LakenormError
-from normalization_core.io.jars import PROJECT_ROOT
-from normalization_core.io.spark import DEFAULT_CONNECT_PORT, REMOTE, remote_address, session_conf
+from normalization_core.runtime.jars import PROJECT_ROOT
+from normalization_core.runtime.spark import DEFAULT_CONNECT_PORT, REMOTE, remote_address, session_conf
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 ENGINE_DIR_ENV = "LAKENORM_ENGINE_DIR"
@@ -36,7 +36,7 @@ STOP_TIMEOUT_S = 30.0
 
 
 def engine_dir() -> Path:
-    """`LAKENORM_ENGINE_DIR`, else `.lakenorm/engine` of the checkout lakenorm runs from (as `io.jars.jars_dir`),
+    """`LAKENORM_ENGINE_DIR`, else `.lakenorm/engine` of the checkout lakenorm runs from (as `runtime.jars.jars_dir`),
     else of the working directory."""
     configured = os.environ.get(ENGINE_DIR_ENV)
     if configured:

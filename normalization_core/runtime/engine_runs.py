@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import IO
 
 from normalization_core.errors import LakenormError
-from normalization_core.io import engine as engines
-from normalization_core.io.reader import byte_size
-from normalization_core.io.spark import REMOTE, remote_address
+from normalization_core.runtime import engine as engines
+from normalization_core.runtime.settings import byte_size
+from normalization_core.runtime.spark import REMOTE, remote_address
 
 ENGINE_MAX_RUNS, ENGINE_MAX_MEMORY = "engine_max_runs", "engine_max_memory"
 """The `spark:` keys of the local engine's recycling limits (validated by the configuration)."""

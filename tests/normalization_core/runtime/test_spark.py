@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from normalization_core.io.jars import DELTA_COORDINATE, _shipped_by_pyspark, cached_jars
-from normalization_core.io.spark import (
+from normalization_core.runtime.jars import DELTA_COORDINATE, _shipped_by_pyspark, cached_jars
+from normalization_core.runtime.spark import (
     QUICK_START_JAVA_OPTIONS,
     SMALL_INPUT_BYTES,
     SMALL_INPUT_COLLECTOR,

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from normalization_core.io.connect import is_connect
-from normalization_core.io.jars import DELTA_COORDINATE, jars_dir
+from normalization_core.runtime.connect import is_connect
+from normalization_core.runtime.jars import DELTA_COORDINATE, jars_dir
 
 ARCHIVE_FILE = "jvm-classes.jsa"
 FINGERPRINT_FILE = "jvm-classes.json"

@@ -1,6 +1,6 @@
 """A Delta-enabled SparkSession built from the configuration's `spark:` section.
 
-With `io.class_archive` and `io.jvm_output`, the one place that may use what only a classic session has (`sparkContext`, the JVM
+With `runtime.class_archive` and `runtime.jvm_output`, the one place that may use what only a classic session has (`sparkContext`, the JVM
 through Py4J): starting a local driver. Each such call is skipped for a Spark Connect session (`is_connect`);
 the rest of the library speaks only the DataFrame API and SQL (tests/normalization_core/test_connect_api.py)."""
 from __future__ import annotations
@@ -18,11 +18,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StringType
 
 from normalization_core.errors import LakenormError
-from normalization_core.io.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
-from normalization_core.io.connect import is_connect
-from normalization_core.io.jars import ensure_delta_jars, ensure_s3_jars
-from normalization_core.io.jvm_output import launch_filtered_gateway, quiet_logging_option
-from normalization_core.io.storage import hadoop_credentials
+from normalization_core.runtime.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
+from normalization_core.runtime.connect import is_connect
+from normalization_core.runtime.credentials import hadoop_credentials
+from normalization_core.runtime.jars import ensure_delta_jars, ensure_s3_jars
+from normalization_core.runtime.jvm_output import launch_filtered_gateway, quiet_logging_option
+from normalization_core.runtime.settings import session_settings
 
 DELTA_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -184,7 +185,7 @@ def build_spark_session(spark_conf: Mapping[str, str], app_name: str = "lakenorm
 
 CONNECT_RETRIES = {"max_retries": 5, "initial_backoff": 500, "backoff_multiplier": 2.0, "max_backoff": 4000}
 """A call the engine does not answer is tried again for ~12 s (Connect's default: 10 minutes), then fails: a run
-that lost its engine says so (`io.engine_runs.lost_engine_errors`) instead of waiting."""
+that lost its engine says so (`runtime.engine_runs.lost_engine_errors`) instead of waiting."""
 
 
 def _engine_retry_policy(host: str, port: int):
@@ -362,19 +363,3 @@ def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractCo
     if input_bytes is None or input_bytes >= SMALL_INPUT_BYTES:
         return nullcontext()
     return session_settings(spark, SMALL_INPUT_CONF)
-
-
-@contextmanager
-def session_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    """The session's `settings` in the block, and what it had before afterwards."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
