@@ -65,7 +65,8 @@ def floor_run(spark: SparkSession, files: list[str], schema: T.StructType, out: 
     tables = {
         "_norm_raw_orders": cached.select(
             "raw_id", "load_id", F.current_timestamp().alias("extracted_at"), "text", "file", "line",
-            F.when(F.col("tree").isNull(), F.lit("not a JSON object")).alias("error")),
+            F.when(F.col("tree").isNull(), F.lit("not a JSON object")).alias("error"),
+            F.lit(None).cast("binary").alias("data_bytes")),  # the raw table's columns (no UTF-8 check: a floor)
         "orders": roots.select(*_flat(F.col("tree"), schema), "raw_id", F.current_timestamp().alias("extracted_at"),
                                "load_id", "row_id", meta_column([]).alias("meta"),
                                F.current_timestamp().alias("normalized_at")),
