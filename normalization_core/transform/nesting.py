@@ -9,7 +9,6 @@ of silently lost (`rows`). Each table is built from both kinds of rows. Child ta
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -24,28 +23,18 @@ from normalization_core.schema.model import (
     lineage,
     root_table,
 )
-from normalization_core.transform.casts import (
-    SCALAR_LOGICAL_TYPES,
-    cast_changes,
-    cast_object,
-    cast_scalar,
-    json_text,
-    type_value,
-)
+from normalization_core.transform.casts import SCALAR_LOGICAL_TYPES, cast_object
 from normalization_core.transform.changes import (
     SERIALIZATION_ERROR,
     meta_column,
     nulled,
-    replaced,
     with_upstream_changes,
 )
 from normalization_core.transform.internal_columns import (
-    CHANGE_PREFIX,
     CLEAN,
     ELEMENT,
     INDEX,
     KEY,
-    KIND_PREFIX,
     META,
     OBJECT_PREFIX,
     PARENT,
@@ -54,22 +43,19 @@ from normalization_core.transform.internal_columns import (
     REPAIRED,
     ROOT,
     ROW,
-    TEXT_PREFIX,
     TREE,
-    VARIANT_PREFIX,
 )
 from normalization_core.transform.keys import key128, own_row_key, row_key
-from normalization_core.transform.kinds import is_present, value_kind
+from normalization_core.transform.kinds import is_present
 from normalization_core.transform.parse import ParsedRecords, ParsePath
 from normalization_core.transform.rows import TreeReader, VariantReader, row_level
-from normalization_core.transform.sql_text import col, cols, is_in, not_in
-from normalization_core.transform.text_repair import REPLACEMENT
+from normalization_core.transform.sql_text import col, cols, not_in
+from normalization_core.transform.typing_stage import TypingStage
 
 RECORD_FIELD = "$"
 """`field` of the change recorded when a record cannot be read as a VARIANT (duplicate keys, size)."""
 RECORD_UNREADABLE = SERIALIZATION_ERROR
 _ARRAY = "array<variant>"
-_NUMBERS = ("bigint", "double", "decimal")
 
 
 def _by_path(parsed: ParsedRecords, build: Callable[[DataFrame, bool], DataFrame]) -> DataFrame:
@@ -220,84 +206,6 @@ def _with_root_key(records: DataFrame, names: SystemNames, schema: StreamSchema,
     return typed.select(*carry, row_key(root, derived).alias(ROOT), F.col(RECORD_BESIDE_KEY).alias(ROW))
 
 
-@dataclass
-class _Stage:
-    """Columns of the kinds and typing projections and, in order, the changes the meta projection gathers."""
-
-    values: list[Column] = field(default_factory=list)
-    hidden: list[Column] = field(default_factory=list)
-    changes: list[Column] = field(default_factory=list)
-    variants: list[Column] = field(default_factory=list)
-    kinds: list[Column] = field(default_factory=list)
-    kind_names: dict[tuple[str, ...], str] = field(default_factory=dict)
-
-    def kind_at(self, path: tuple[str, ...], variant: Column) -> str:
-        """The name of the value kind of the row's VARIANT at `path`, a column of the kinds projection: computed
-        once for every column of the path (an inferred column, its variant columns, the uncovered kinds'
-        check), from the VARIANT projected before it, so that no typing expression repeats either."""
-        if path not in self.kind_names:
-            number = len(self.kind_names)
-            self.kind_names[path] = name = f"{KIND_PREFIX}{number}"
-            self.variants.append(variant.alias(f"{VARIANT_PREFIX}{number}"))
-            self.kinds.append(value_kind(f"{VARIANT_PREFIX}{number}").alias(name))
-        return self.kind_names[path]
-
-    def add_change(self, change: Column) -> None:
-        name = f"{CHANGE_PREFIX}{len(self.hidden)}"
-        self.hidden.append(change.alias(name))
-        self.changes.append(col(name))
-
-    def add_value(self, column: ColumnSchema, source: Column, where: str, given: Column | None = None,
-                  path: tuple[str, ...] = ()) -> None:
-        """A typed data column; a scalar's failure is checked later against references to both texts.
-        `given`: the typed value where it is not NULL (the text is NULL there); `path`: the source's in the row."""
-        if "accepts" in column:
-            self._add_inferred(column, source, where, path)
-            return
-        if column["logical_type"] not in SCALAR_LOGICAL_TYPES:
-            typed = type_value(source, column["logical_type"], where, column.get("variants"))
-            self.values.append(typed.value.alias(column["name"]))
-            for change in typed.changes:
-                self.add_change(change)
-            self.add_replaced(where, column)
-            return
-        text = f"{TEXT_PREFIX}{len(self.hidden)}"
-        self.hidden.append(source.alias(text))
-        typed = cast_scalar(source, column["logical_type"])
-        self.values.append((typed if given is None else F.coalesce(given, typed)).alias(column["name"]))
-        self.changes += cast_changes(col(text), col(column["name"]), column["logical_type"], where)
-        if column["logical_type"] == "string":
-            self.add_replaced(where, column)
-
-    def add_replaced(self, where: str, column: ColumnSchema) -> None:
-        """TRUNCATED where the typed text of a repaired record's value holds U+FFFD (`text_repair`): characters no
-        table can hold were replaced (so is a U+FFFD the producer wrote in such a record)."""
-        value = col(column["name"])
-        text = value if column["logical_type"] in ("string", "json") else F.to_json(value)
-        self.changes.append(replaced(where, F.col(REPAIRED) & text.contains(REPLACEMENT)))
-
-    def _add_inferred(self, column: ColumnSchema, source: Column, where: str, path: tuple[str, ...]) -> None:
-        """An inferred column (SPEC §5.2) takes a VARIANT value only when its kind is accepted; a value of
-        another kind goes to a variant column of the same path, with no change recorded."""
-        kind = self.kind_at(path, source)
-        takes = is_in(kind, column["accepts"])
-        if column["logical_type"] == "json":
-            self.values.append(F.when(takes, json_text(source)).alias(column["name"]))
-            self.add_replaced(where, column)
-            return
-        if column["logical_type"] == "timestamp" and "bigint" in column["accepts"]:  # dlt's `timestamp` detection
-            epoch = is_in(kind, _NUMBERS)
-            self.add_value(_plain(column), F.when(takes & ~epoch, source.try_cast("string")), where,
-                           F.when(epoch, F.timestamp_seconds(source.try_cast("double"))))
-            return
-        self.add_value(_plain(column), F.when(takes, source.try_cast("string")), where)
-
-
-def _plain(column: ColumnSchema) -> ColumnSchema:
-    """The column without its inference markers: typed from text like a catalog column."""
-    return ColumnSchema(**{k: v for k, v in column.items() if k not in ("accepts", "variant_of")})
-
-
 def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: list[str],
                changes: list[Column] | None = None, tree: bool = False) -> DataFrame:
     """Rows with `ROW` (and, in child tables, `ELEMENT`) -> data columns, `keep` and `META`.
@@ -306,7 +214,7 @@ def _type_rows(rows: DataFrame, schema: StreamSchema, table: TableSchema, keep: 
     kinds of inferred columns' paths, values typed, changes gathered from references to texts and typed
     values. `tree`: the rows are read from the tree, where nothing is of the wrong kind (nor inferred).
     """
-    stage = _Stage()
+    stage = TypingStage()
     for change in changes or []:
         stage.add_change(change)
     if table["element"] in ("scalar", "array"):
@@ -333,7 +241,7 @@ def _with_objects(rows: DataFrame, schema: StreamSchema, table: TableSchema, kee
     return rows, VariantReader(F.col(ROW), level, {path: col(name) for path, name in objects.items()})
 
 
-def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
+def _object_values(stage: TypingStage, schema: StreamSchema, table: TableSchema,
                    reader: VariantReader | TreeReader) -> None:
     """Columns of an object row, with the values of the wrong kind reported: element, objects, arrays
     (a row read from the tree has none)."""
@@ -349,7 +257,7 @@ def _object_values(stage: _Stage, schema: StreamSchema, table: TableSchema,
         _not_arrays(stage, schema, table, reader)
 
 
-def _not_objects(stage: _Stage, schema: StreamSchema, table: TableSchema, reader: VariantReader) -> None:
+def _not_objects(stage: TypingStage, schema: StreamSchema, table: TableSchema, reader: VariantReader) -> None:
     """NULLED changes for an element or a nested object whose value is not an object (and that no column or
     child table of the same path takes, as for an inferred key whose values differ in kind)."""
     if table["kind"] == "child":
@@ -362,7 +270,7 @@ def _not_objects(stage: _Stage, schema: StreamSchema, table: TableSchema, reader
             stage.add_change(nulled(_joined(table, path), not_an_object))
 
 
-def _not_arrays(stage: _Stage, schema: StreamSchema, table: TableSchema, reader: VariantReader) -> None:
+def _not_arrays(stage: TypingStage, schema: StreamSchema, table: TableSchema, reader: VariantReader) -> None:
     """NULLED changes for a child table's value that is not an array (nor placed in a column or as an object)."""
     placed = _column_paths(table) | set(reader.level.objects())
     for path in _child_paths(schema, table):
@@ -378,7 +286,7 @@ def _child_paths(schema: StreamSchema, table: TableSchema) -> set[tuple[str, ...
     return {tuple(child["path"]) for child in child_tables(schema, table["name"])}
 
 
-def _element_values(stage: _Stage, table: TableSchema, element: Column, tree: bool) -> None:
+def _element_values(stage: TypingStage, table: TableSchema, element: Column, tree: bool) -> None:
     """The `value` (or `list`) column, read from the element itself (text or VARIANT)."""
     accepted = _accepted_kinds(table)
     for column in table["columns"]:
@@ -401,7 +309,7 @@ def _structural_placements(schema: StreamSchema, table: TableSchema, reader: Var
     return placed
 
 
-def _add_uncovered(stage: _Stage, table: TableSchema, column: ColumnSchema, variant: Column, path: tuple[str, ...],
+def _add_uncovered(stage: TypingStage, table: TableSchema, column: ColumnSchema, variant: Column, path: tuple[str, ...],
                    accepted: dict[str, set[str]], placed: tuple[str, ...] = ()) -> None:
     """NULLED + change for a value no column of its path takes (a kind an evolved schema could not add)."""
     if "accepts" not in column or "variant_of" in column:
