@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -25,6 +26,16 @@ def processes_started() -> int:
     """Processes this machine has started since boot (`/proc/stat`)."""
     with open("/proc/stat", encoding="ascii") as stat:
         return next(int(line.split()[1]) for line in stat if line.startswith("processes "))
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """(busy, stolen): CPU seconds this machine's cores have spent working (user, nice, system, irq, softirq) and
+    lost to the hypervisor (steal) since boot (`/proc/stat`). On a shared host, steal slows wall-clock figures
+    while busy seconds stay what the work costs."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(v) for v in next(line for line in stat if line.startswith("cpu ")).split()[1:]]
+    tick = os.sysconf("SC_CLK_TCK")
+    return sum(fields[i] for i in (0, 1, 2, 5, 6)) / tick, fields[7] / tick
 
 
 def run_passes(out: Path, packages: int, conf: dict[str, str] | None = None

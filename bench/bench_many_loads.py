@@ -9,9 +9,10 @@ bucket with the manifest last). After each lands: the listing a sensor tick make
 look-up of what is pending (`pending_packages`: listing and registry), then the load normalized alone
 (`normalize_load`, what the run a tick requests does), in one warm classic session (`classic`) and, into a
 warehouse of its own, as an in-process client of a warm engine (`engine`: `lakenorm engine start`). Per load: wall
-time, Spark jobs (classic), Delta commits, data files per table, the Delta logs' bytes, listing and registry times.
-Prints a Markdown table (first loads, loads 11-20, the last ten, their ratio) and writes the per-load figures
-(`loads.json`) and a plot (`--plot`, PNG: per-load time and files per table against load number).
+time, the machine's CPU seconds and the hypervisor's steal (on a shared host wall time follows the neighbours; CPU
+seconds follow the work), Spark jobs (classic), Delta commits, data files per table, the Delta logs' bytes, listing
+and registry times. Prints a Markdown table (first loads, loads 11-20, the last ten, their ratios) and writes the
+per-load figures (`loads.json`) and a plot (`--plot`, PNG: per-load time and files per table against load number).
 
 `--s3`: landing and warehouse in a bucket of moto's S3 server, started on loopback by this script and stopped at the
 end. `--listing N`: only the listing of a landing of N packages, all registered (nothing new): a full listing, then
@@ -38,7 +39,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_jobs import processes_started  # noqa: E402  (a script folder, not a package)
+from bench_jobs import cpu_seconds, processes_started  # noqa: E402  (a script folder, not a package)
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages  # noqa: E402
 from normalization_core.configuration.config import LakenormConfig, load_config  # noqa: E402
 from normalization_core.io.storage import is_uri, open_delta_table  # noqa: E402
@@ -66,6 +67,10 @@ class LoadFigures:
     log_bytes: int
     files: dict[str, int] = field(default_factory=dict)
     processes: int | None = None
+    cpu_s: float | None = None
+    """CPU seconds the machine worked during the load (the benchmark's own processes, on a quiet machine)."""
+    steal_s: float | None = None
+    """CPU seconds the hypervisor took from this machine during the load (a shared host's contention)."""
 
 
 # ---- the bucket -------------------------------------------------------------------------------------------------
@@ -235,15 +240,17 @@ def run_series(out: Path, name: str, load_ids: list[str], bucket: Bucket | None,
             pending_s, pending = timed(lambda: pending_packages(spark, config, source))
             assert [p.load_id for p in pending.packages] == [load_id], (n, load_id, pending.packages)
             jobs, forks = (scheduler.numTotalJobs() if scheduler else None), processes_started()
+            busy, stolen = cpu_seconds()
             seconds, _ = timed(lambda: normalize_load(spark, config, SOURCE, load_id))
+            cpu_s, steal_s = (after - before for after, before in zip(cpu_seconds(), (busy, stolen)))
             jobs = scheduler.numTotalJobs() - jobs if scheduler else None
             commits, log_bytes = log_files(warehouse, bucket)
             files = table_files(config, warehouse_tables(warehouse, bucket))
             figures.append(LoadFigures(n, seconds, listing_s, pending_s, jobs, commits, log_bytes, files,
-                                       processes_started() - forks))
-            print(f"{name} load {n}: {seconds:.2f} s, {jobs} jobs, listing {listing_s:.3f} s, pending "
-                  f"{pending_s:.3f} s, {commits} commits, log {log_bytes / 1e6:.1f} MB, files "
-                  f"{max(files.values())} max", flush=True)
+                                       processes_started() - forks, cpu_s, steal_s))
+            print(f"{name} load {n}: {seconds:.2f} s, CPU {cpu_s:.1f} s, steal {steal_s:.1f} s, {jobs} jobs, "
+                  f"listing {listing_s:.3f} s, pending {pending_s:.3f} s, {commits} commits, "
+                  f"log {log_bytes / 1e6:.1f} MB, files {max(files.values())} max", flush=True)
         print(f"{name}: checkpoint files, checksum files: {checkpoints(warehouse, bucket)}", flush=True)
     finally:
         if not remote:
@@ -348,14 +355,16 @@ def report(series: dict[str, list[LoadFigures]]) -> None:
         n = len(figures)
         windows = [(1, 10), (11, 20), (max(21, n - 9), n)] if n > 20 else [(1, min(10, n))]
         print(f"\n{name}: medians per window of loads")
-        print("| loads | s per load | Spark jobs | commits per load | files, largest table | log MB | listing s "
-              "| pending s |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| loads | s per load | CPU s per load | steal % | Spark jobs | commits per load | files, largest table "
+              "| log MB | listing s | pending s |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for first, last in windows:
             picked = [f for f in figures if first <= f.load <= last]
             commits = [b.commits - a.commits for a, b in zip(picked, picked[1:])]
             jobs = window(figures, first, last, lambda f: f.jobs if f.jobs is not None else -1)
             print(f"| {first}-{last} | {window(figures, first, last, lambda f: f.seconds):.2f} "
+                  f"| {window(figures, first, last, lambda f: f.cpu_s or 0):.1f} "
+                  f"| {100 * steal_share(picked):.0f} "
                   f"| {'-' if jobs is None or jobs < 0 else f'{jobs:.0f}'} "
                   f"| {statistics.median(commits) if commits else '-'} "
                   f"| {max(max(f.files.values()) for f in picked)} "
@@ -363,10 +372,17 @@ def report(series: dict[str, list[LoadFigures]]) -> None:
                   f"| {window(figures, first, last, lambda f: f.listing_s):.3f} "
                   f"| {window(figures, first, last, lambda f: f.pending_s):.3f} |")
         if n >= 30:
-            early, late = window(figures, 11, 20, lambda f: f.seconds), window(figures, n - 9, n, lambda f: f.seconds)
-            print(f"ratio of loads {n - 9}-{n} to loads 11-20: {late / early:.2f}")
+            for what, value in (("wall-clock", lambda f: f.seconds), ("CPU", lambda f: f.cpu_s or 0)):
+                early, late = window(figures, 11, 20, value), window(figures, n - 9, n, value)
+                print(f"ratio of loads {n - 9}-{n} to loads 11-20, {what} seconds: {late / early:.2f}")
         last = figures[-1]
         print("files per table after the last load: " + ", ".join(f"{t} {c}" for t, c in sorted(last.files.items())))
+
+
+def steal_share(figures: list[LoadFigures]) -> float:
+    """The share of the machine's CPU time the hypervisor took during these loads."""
+    stolen = sum(f.steal_s or 0 for f in figures)
+    return stolen / (stolen + sum(f.cpu_s or 0 for f in figures) or 1)
 
 
 def plot(series: dict[str, list[LoadFigures]], path: Path, title: str) -> None:
@@ -383,6 +399,9 @@ def plot(series: dict[str, list[LoadFigures]], path: Path, title: str) -> None:
         times.plot([f.load for f in figures], [f.seconds for f in figures], ".", markersize=3, label=name)
         medians = [statistics.median(f.seconds for f in figures[max(0, i - 9):i + 1]) for i in range(len(figures))]
         times.plot([f.load for f in figures], medians, linewidth=1, label=f"{name}, median of 10")
+        if all(f.cpu_s is not None for f in figures):
+            cpu = [statistics.median(f.cpu_s for f in figures[max(0, i - 9):i + 1]) for i in range(len(figures))]
+            times.plot([f.load for f in figures], cpu, linewidth=1, label=f"{name}, CPU seconds, median of 10")
     times.set_ylabel("seconds per load")
     times.set_ylim(bottom=0)
     times.legend()

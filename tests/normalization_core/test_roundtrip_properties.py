@@ -8,6 +8,7 @@ Conforming input must also record no `_norm_meta` change. More examples: LAKENOR
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from datetime import date, datetime, time, timedelta, timezone
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
@@ -241,6 +242,9 @@ def reassemble(spark, cfg, names, schema) -> dict[str, Any]:
             return [build(inner, r) for r in children(inner, row["#id"])]
         obj: dict = {}
         for column in table["columns"]:
+            if column.get("sets_row_key"):  # the row's key (dlt's `_dlt_id`): compared apart, see `own_row_keys`
+                obj[OWN_ROW_KEY] = row[column["name"]]
+                continue
             set_path(obj, column["path"], column_value(row[column["name"]], column))
         for child in child_tables(schema, table["name"]):
             set_path(obj, child["path"], [build(child, r) for r in children(child, row["#id"])])
@@ -264,9 +268,44 @@ def check_round_trip(spark, root: Path, convention: str, records) -> None:
         rebuilt, changes = reassemble(spark, cfg, names, plans[name].schema)
         ids = raw_ids_in_line_order(spark, cfg, names, name)
         assert len(rebuilt) == len(rows) == len(ids)
+        own_keys = own_row_keys(plans[name].schema)
         for raw_id, record in zip(ids, rows):
-            assert rebuilt[raw_id] == expected(record, node), (name, record)
+            want, got = expected(record, node), dict(rebuilt[raw_id])
+            row_key = got.pop(OWN_ROW_KEY, None)
+            for key in own_keys:
+                assert_row_key(row_key, want.pop(key, None), raw_id)
+            assert got == want, (name, record)
         assert changes == [], name
+
+
+OWN_ROW_KEY = "#own_row_key"
+OWN_ROW_KEYS = {  # records with and without their own `_dlt_id`, typed as a number, a union and a string
+    "a": (("object", (("_dlt_id", ("scalar", "integer")),)), [{}, {"_dlt_id": 7}]),
+    "b": (("object", (("_dlt_id", ("union", ("integer", "number"))),)), [{}, {"_dlt_id": 2.5}]),
+    "c": (("object", (("_dlt_id", ("scalar", "string")), ("v", ("scalar", "integer")))),
+          [{"_dlt_id": "own", "v": 1}, {"_dlt_id": "", "v": 2}, {"v": 3}]),
+}
+
+
+def own_row_keys(schema) -> list[str]:
+    """The root keys whose value is the row's key (under dlt's system names: a record's own `_dlt_id`)."""
+    return [c["path"][0] for c in schema["tables"][0]["columns"] if c.get("sets_row_key")]
+
+
+def assert_row_key(row_key: str, own: Any, raw_id: str) -> None:
+    """A record's own `_dlt_id` is its row's key where its text is not empty (a string as written, another value
+    as Spark writes it as text), else the key derived from the raw id, as dlt makes it."""
+    if own is None or own == "":
+        assert row_key == key128_of(raw_id), row_key
+    elif isinstance(own, str):
+        assert row_key == own
+    else:
+        assert row_key and row_key != key128_of(raw_id), (own, row_key)
+
+
+def key128_of(raw_id: str) -> str:
+    """The row key derived from a record's raw id (`transform.keys.key128` of one part)."""
+    return hashlib.sha256(raw_id.encode("utf-8")).hexdigest()[:32]
 
 
 @pytest.mark.slow
@@ -275,6 +314,7 @@ def test_records_survive_normalization_and_reassembly(spark, tmp_path_factory, c
     @settings(max_examples=EXAMPLES, deadline=None, database=None, print_blob=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(records=streams())
+    @example(records=OWN_ROW_KEYS)
     def round_trip(records):
         check_round_trip(spark, tmp_path_factory.mktemp("rt"), convention, records)
 
