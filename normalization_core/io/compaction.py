@@ -3,10 +3,13 @@
 Each load appends a file or two to each table it adds rows to (`io.load_writes`): after 1,000 loads such a table
 would hold ~1,000 small files, and every read of it, every MERGE source built from it and every replay of its log
 would pay for each. After a pass, each table it wrote that holds `COMPACT_AT_FILES` or more files below
-`SMALL_FILE_BYTES` gets those files rewritten into few (Delta's OPTIMIZE, bin-packing only files below
-`SMALL_FILE_BYTES` into files of up to `COMPACTED_FILE_BYTES`): a table's files stay below `COMPACT_AT_FILES` plus
-the large files its data needs, one compaction's work stays bounded whatever the table's size (a file once large is
-never rewritten again), and the check costs no Spark job (the log's file list, read by delta-rs).
+`TINY_FILE_BYTES` (what small loads leave), or `COMPACT_AT_SMALL_FILES` or more below `SMALL_FILE_BYTES` (what large
+passes leave), gets its files below `SMALL_FILE_BYTES` rewritten into few (Delta's OPTIMIZE, bin-packing them into
+files of up to `COMPACTED_FILE_BYTES`). A table's small files stay below those thresholds plus the large files its
+data needs, one compaction's work stays bounded whatever the table's size (a file once large is never rewritten
+again), and the check costs no Spark job (the log's file list, read by delta-rs). A pass of a million records writes
+a few dozen files of a few MB per table: rewriting them all at once would cost about as much as writing them did
+and buy little, so they wait for the second tier, as Delta's auto compaction (`autoCompact.minNumFiles`, 50) does.
 
 A table kept in key order (an `append_dedup` stream's history and current tables) is never bin-packed, which would
 mix key ranges: it is rewritten in key order (`maintenance.compact_in_key_order`'s rule) once it holds more than
@@ -37,8 +40,12 @@ from normalization_core.io.storage import open_delta_table
 from normalization_core.runtime.settings import session_settings
 
 COMPACT_AT_FILES = 10
-"""Small files of a table that start its compaction: a table a load appends one file to is compacted every ~10
-loads (a compaction costs about one small load's write)."""
+"""Tiny files of a table that start its compaction: a table a small load appends one file to is compacted every
+~10 loads (a compaction costs about one small load's write)."""
+TINY_FILE_BYTES = 1024 * 1024
+"""A file below this size costs more to open than to read: what a small load leaves."""
+COMPACT_AT_SMALL_FILES = 50
+"""Small files of a table that start its compaction whatever their size (Delta's `autoCompact.minNumFiles`)."""
 SMALL_FILE_BYTES = 32 * 1024 * 1024
 """Files below this size are compacted together; larger ones are left as they are."""
 COMPACTED_FILE_BYTES = 128 * 1024 * 1024
@@ -58,10 +65,11 @@ class Compacted:
 
 @dataclass(frozen=True)
 class TableFiles:
-    """A table's data files, from its log: how many, how many are small, its rows (None: not known)."""
+    """A table's data files, from its log: how many, how many are small and tiny, its rows (None: not known)."""
 
     files: int
     small: int
+    tiny: int
     rows: int | None
 
 
@@ -78,7 +86,8 @@ def table_files(path: str, storage_options: dict[str, str] | None = None) -> Tab
     except (DeltaError, KeyError):
         return None
     rows = None if None in counts else sum(counts)
-    return TableFiles(len(sizes), sum(1 for size in sizes if size < SMALL_FILE_BYTES), rows)
+    return TableFiles(len(sizes), sum(1 for size in sizes if size < SMALL_FILE_BYTES),
+                      sum(1 for size in sizes if size < TINY_FILE_BYTES), rows)
 
 
 def compact_small_files(spark: SparkSession, path: str) -> Compacted:
@@ -92,7 +101,7 @@ def compact_small_files(spark: SparkSession, path: str) -> Compacted:
 def needs_compaction(files: TableFiles, key_order: Sequence[str] = ()) -> bool:
     """Whether a table with `files` is due (see the module's text)."""
     if not key_order:
-        return files.small >= COMPACT_AT_FILES
+        return files.tiny >= COMPACT_AT_FILES or files.small >= COMPACT_AT_SMALL_FILES
     return files.files >= COMPACT_AT_FILES and files.files > 2 * key_ordered_files(files.rows)
 
 

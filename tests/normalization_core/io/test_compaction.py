@@ -7,7 +7,7 @@ from deltalake import DeltaTable as RustDeltaTable
 from pyspark.sql import functions as F
 
 from normalization_core.io import compaction
-from normalization_core.io.compaction import compact_tables, table_files
+from normalization_core.io.compaction import TableFiles, compact_tables, needs_compaction, table_files
 from normalization_core.io.delta import read_table
 from normalization_core.io.load_writes import replace_loads
 
@@ -104,3 +104,14 @@ def test_a_pass_looks_at_the_tables_it_committed_to_every_fifth_version_and_at_s
     compact_written(spark, tables, ["raw_a", "raw_b"], {}, {"raw_a": 5, "raw_b": 3})
     assert [table_files(tables.path(t)).files for t in ("raw_a", "raw_b", "_norm_loads")] == [1, 6, 1]
     assert rows(spark, tables.path("raw_a")) == rows(spark, tables.path("raw_b"))
+
+
+def test_tiny_files_start_a_compaction_at_ten_and_a_large_pass_s_files_only_at_fifty():
+    """A small load's files (KBs) are compacted every ~10 loads; a pass of 1M records leaves ~20 files of 4-7 MB per
+    table, which wait until 50 small files (rewriting them at once would cost what writing them did)."""
+    assert needs_compaction(TableFiles(files=10, small=10, tiny=10, rows=None))
+    assert not needs_compaction(TableFiles(files=9, small=9, tiny=9, rows=None))
+    assert not needs_compaction(TableFiles(files=20, small=20, tiny=0, rows=None))
+    assert not needs_compaction(TableFiles(files=49, small=49, tiny=9, rows=None))
+    assert needs_compaction(TableFiles(files=50, small=50, tiny=0, rows=None))
+    assert not needs_compaction(TableFiles(files=80, small=0, tiny=0, rows=None))  # large files are never rewritten
