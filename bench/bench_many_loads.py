@@ -385,6 +385,11 @@ def steal_share(figures: list[LoadFigures]) -> float:
     return stolen / (stolen + sum(f.cpu_s or 0 for f in figures) or 1)
 
 
+def rolling_median(values: list[float], width: int = 10) -> list[float]:
+    """Each value's median with the `width - 1` before it."""
+    return [statistics.median(values[max(0, i - width + 1):i + 1]) for i in range(len(values))]
+
+
 def plot(series: dict[str, list[LoadFigures]], path: Path, title: str) -> None:
     try:
         import matplotlib
@@ -397,11 +402,11 @@ def plot(series: dict[str, list[LoadFigures]], path: Path, title: str) -> None:
     fig, (times, files) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
     for name, figures in series.items():
         times.plot([f.load for f in figures], [f.seconds for f in figures], ".", markersize=3, label=name)
-        medians = [statistics.median(f.seconds for f in figures[max(0, i - 9):i + 1]) for i in range(len(figures))]
-        times.plot([f.load for f in figures], medians, linewidth=1, label=f"{name}, median of 10")
+        times.plot([f.load for f in figures], rolling_median([f.seconds for f in figures]), linewidth=1,
+                   label=f"{name}, median of 10")
         if all(f.cpu_s is not None for f in figures):
-            cpu = [statistics.median(f.cpu_s for f in figures[max(0, i - 9):i + 1]) for i in range(len(figures))]
-            times.plot([f.load for f in figures], cpu, linewidth=1, label=f"{name}, CPU seconds, median of 10")
+            times.plot([f.load for f in figures], rolling_median([f.cpu_s for f in figures]), linewidth=1,
+                       label=f"{name}, CPU seconds, median of 10")
     times.set_ylabel("seconds per load")
     times.set_ylim(bottom=0)
     times.legend()
