@@ -35,14 +35,15 @@ def write_package(landing: Path, package: dict[str, Any]) -> None:
     (folder / "_manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 
-def case_config(tmp_path: Path, case: dict[str, Any]) -> LakenormConfig:
-    """A source `src` whose landing holds the case's packages and whose catalog declares its stream."""
+def case_config(tmp_path: Path, case: dict[str, Any], **source: Any) -> LakenormConfig:
+    """A source `src` whose landing holds the case's packages and whose catalog declares its stream; `source`:
+    more of the source's settings."""
     (tmp_path / "landing").mkdir()
     (tmp_path / "catalog.json").write_text(json.dumps(catalog_doc(case)), encoding="utf-8")
     for package in case["packages"]:
         write_package(tmp_path / "landing", package)
     return parse_config({"warehouse": "wh", "sources": [
-        {"name": "src", "landing": "landing", "catalog": "catalog.json"}]}, base_dir=tmp_path)
+        {"name": "src", "landing": "landing", "catalog": "catalog.json", **source}]}, base_dir=tmp_path)
 
 
 def plain(value: Any) -> Any:

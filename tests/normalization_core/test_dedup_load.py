@@ -184,26 +184,30 @@ def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_on
     assert len(retried) == 1 and f"concurrent commit on {current_path} (attempt 1 of {MAX_ATTEMPTS})" in retried[0]
 
 
-def test_an_update_to_a_range_of_keys_rewrites_only_the_files_of_that_range(spark, tmp_path, load_case, monkeypatch):
-    """The first load writes the tables in key order (11 files of at most 100 rows here); an update to keys 101-110
-    and the NULL key rewrites the files of those keys only, and the tables equal all loads' history at once."""
-    monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
+def update_of_1000_keys(spark, tmp_path, load_case, updated: list, **source) -> list[str]:
+    """Keys 1-1,000 and the NULL key loaded (P0), then `updated` of them (P1), into a source with `source`'s
+    settings; the history and current tables' paths, once checked to equal both loads' history at once."""
     records = lambda ids, v, seq: [{"id": k, "v": v, "seq": seq} for k in ids]  # noqa: E731
     packages = [{"load_id": "P0", "created_at": "2024-01-01T00:00:00Z",
                  "records": records([*range(1000, 0, -1), None], "a", 0)},
-                {"load_id": "P1", "created_at": "2024-01-02T00:00:00Z",
-                 "records": records([*range(101, 111), None], "b", 1)}]
+                {"load_id": "P1", "created_at": "2024-01-02T00:00:00Z", "records": records(updated, "b", 1)}]
     case = {**load_case("scd/cursor_order.json"), "packages": packages}
-    plan, config = plan_of(case), case_config(tmp_path, case)
+    plan, config = plan_of(case), case_config(tmp_path, case, **source)
     for package in packages:
         write_dedup_tables(spark, SourceTables.of(config, "src"), plan, raw_frame(spark, [package]),
                            [package["load_id"]])
-
     paths = [config.table_path("src", f"{STREAM}_scd"), config.table_path("src", STREAM)]
     history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)
     current = history.where(N.is_current).select(*current_columns(N, history.columns))
     assert [table_rows(read_table(spark, p)) for p in paths] == [table_rows(history), table_rows(current)]
-    for path in paths:
+    return paths
+
+
+def test_an_update_to_a_range_of_keys_rewrites_only_the_files_of_that_range(spark, tmp_path, load_case, monkeypatch):
+    """The first load writes the tables in key order (11 files of at most 100 rows here); an update to keys 101-110
+    and the NULL key rewrites the files of those keys only, and the tables equal all loads' history at once."""
+    monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
+    for path in update_of_1000_keys(spark, tmp_path, load_case, [*range(101, 111), None]):
         commit = DeltaTable.forPath(spark, path).history(1).first()
         metrics = commit["operationMetrics"]
         assert len(list(Path(path).glob("*.parquet"))) - int(metrics["numFiles"]) == 11  # the first load's
@@ -212,6 +216,31 @@ def test_an_update_to_a_range_of_keys_rewrites_only_the_files_of_that_range(spar
         assert int(metrics["numDeletedRows"]) == 11  # the range's rows, written again with the update
         assert int(metrics["numRemovedFiles"]) <= 3  # the NULL key's file and those of 101-110
         assert int(metrics["numCopiedRows"]) < 300
+
+
+@pytest.mark.parametrize(("deletion_vectors", "merge_from_rows", "ratio", "operation"), [
+    (False, 100, 100, "WRITE"), (True, 100_000, 100, "WRITE"), (True, 100, 1_000, "WRITE"), (True, 100, 100, "MERGE")])
+def test_with_deletion_vectors_a_large_history_takes_an_update_by_merge_on_read(
+        spark, tmp_path, load_case, monkeypatch, deletion_vectors, merge_from_rows, ratio, operation):
+    """Keys 5, 505 and 995 and the NULL key (4 versions) updated in a history of 1,001 keys (11 files of at most 100
+    rows): without deletion vectors, or with them below `MERGE_ON_READ_ROWS` or `MERGE_ON_READ_RATIO` times the
+    versions, the keys' range is rewritten (copy on write, all 1,001 rows); with them from there on, a MERGE marks the
+    4 replaced rows deleted and copies none (merge on read). Either way the tables equal all loads' history at once."""
+    monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
+    monkeypatch.setattr(dedup_load, "MERGE_ON_READ_ROWS", merge_from_rows)
+    monkeypatch.setattr(dedup_load, "MERGE_ON_READ_RATIO", ratio)
+    paths = update_of_1000_keys(spark, tmp_path, load_case, [995, 5, None, 505], deletion_vectors=deletion_vectors)
+    for path in paths:
+        commit = DeltaTable.forPath(spark, path).history(1).first()
+        metrics = commit["operationMetrics"]
+        assert commit["operation"] == operation
+        if operation == "WRITE":
+            assert int(metrics["numOutputRows"]) > 900  # the range's rows (keys 5-995), all written again
+        else:
+            assert int(metrics["numTargetRowsCopied"]) == 0
+            assert int(metrics["numTargetRowsUpdated"]) == 4  # history: the 4 closed versions; current: the 4 keys
+            assert int(metrics["numTargetDeletionVectorsAdded"]) + int(
+                metrics["numTargetDeletionVectorsUpdated"]) >= 1
 
 
 @pytest.mark.parametrize(("values", "kind", "bounds"), [
