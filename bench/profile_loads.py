@@ -34,7 +34,7 @@ from normalization_core.runtime.spark import build_spark_session  # noqa: E402
 PHASES = {
     "normalization_core.passes.normalize": ["_classified_lines", "_count_lines", "_write_raw", "_register",
                                             "compact_written"],
-    "normalization_core.dispositions.append_dedup": ["_touched_keys", "replace_slice", "merge_by_key",
+    "normalization_core.dispositions.append_dedup": ["find_touched_keys", "replace_slice", "merge_by_key",
                                                      "replace_loads_counted"],
 }
 """The calls timed: reading the package, the raw appends, the `append_dedup` tables' writes, registry, compaction."""

@@ -2,8 +2,8 @@
 
 Per load: the load's versions, plus the history rows of only the keys it touches, are recomputed and applied in
 one commit to the history and one to the current table (the touched keys' range rewritten, or a MERGE: see
-`_rewrites_range`); each child table's rows of the load (the children of its versions) are replaced. A rebuild runs
-the same transforms over the whole raw table.
+`touched_keys.rewrites_range`); each child table's rows of the load (the children of its versions) are replaced.
+A rebuild runs the same transforms over the whole raw table.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from normalization_core.checks.data_checks import NO_OVERLAP, ONE_CURRENT, UNIQUE_KEY
@@ -26,6 +26,7 @@ from normalization_core.dispositions.base import (
     TypedCounts,
     kept_rows,
 )
+from normalization_core.dispositions.touched_keys import TouchedKeys, find_touched_keys, rewrites_range
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import (
     TARGET,
@@ -38,7 +39,6 @@ from normalization_core.io.delta import (
     replace_all,
     replace_slice,
     run_concurrently,
-    table_rows,
 )
 from normalization_core.io.load_writes import replace_loads_counted, rows_per_load
 from normalization_core.schema import StreamSchema
@@ -55,14 +55,12 @@ from normalization_core.transform.nesting import child_table, typed_root, typed_
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.sql_text import col
 from normalization_core.transform.scd import (
-    KeyRange,
     ScdColumns,
     current_changes,
     current_columns,
     history_changes,
     history_rows,
     recomputed_history,
-    key_bounds,
     record_hash,
     scd_columns,
     touched,
@@ -165,8 +163,8 @@ def _merge_loads(spark: SparkSession, source_tables: TablesOfSource, plan: Plann
     incoming = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
     incoming = incoming.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        touched_keys = _touched_keys(spark, incoming, cols, history_path)
-        writes = _KeyRangeWrites if _rewrites_range(source_tables, touched_keys, history_path) else _MergeWrites
+        touched_keys = find_touched_keys(spark, incoming, cols, history_path)
+        writes = _KeyRangeWrites if rewrites_range(source_tables, touched_keys, history_path) else _MergeWrites
         stream = writes(spark, source_tables, plan, cols, incoming, touched_keys, load_ids, props, paths)
         changed = {names.history_table(root): stream.history()}
         tables, table_writes = [root], [stream.current]
@@ -184,62 +182,6 @@ def _merge_loads(spark: SparkSession, source_tables: TablesOfSource, plan: Plann
     finally:
         incoming.unpersist()
     return changed
-
-
-@dataclass(frozen=True)
-class TouchedKeys:
-    """The distinct keys of a pass's incoming versions (materialized) and where they lie in the stream's tables."""
-
-    keys: DataFrame
-    range: KeyRange | None
-    """None: no history yet, or a key type without a range."""
-    count: int | None
-    """How many keys (known with the range)."""
-    versions: int | None
-    """How many incoming versions (known with the range, unless the engine delivered no observed metrics)."""
-
-
-def _touched_keys(spark: SparkSession, incoming: DataFrame, cols: ScdColumns, history_path: str) -> TouchedKeys:
-    """The touched keys, their range in the stream's tables (kept in key order) and count, counted while
-    materializing them: no job of their own."""
-    versions = Observation()
-    keys = (incoming.observe(versions, F.count(F.lit(1)).alias("versions"))
-            .select(*[col(k) for k in cols.keys]).distinct())
-    bounds = key_bounds(keys, cols) if is_delta_table(spark, history_path) else None
-    if bounds is None:
-        return TouchedKeys(materialized(keys), None, None, None)
-    bounds.append(F.count(F.lit(1)).alias("keys"))
-    observed = Observation()  # to be verified over Spark Connect (see `io.delta.create_table_with`)
-    keys = materialized(keys.observe(observed, *bounds))
-    found = observed.get  # delivered by the materializing job: one row of bounds, metadata
-    if "low" not in found:  # a Spark Connect engine on a cluster delivered none for the checkpoint: one small job
-        found = keys.agg(*bounds).first().asDict()
-    if not found["keys"]:  # nothing to write (every record discarded): the MERGEs' empty sources change nothing
-        return TouchedKeys(keys, None, None, None)
-    return TouchedKeys(keys, KeyRange(cols.keys[0], found["low"], found["high"], bool(found["nulls"])),
-                       int(found["keys"]), versions.get.get("versions"))
-
-
-MERGE_ON_READ_ROWS = 10_000
-"""With deletion vectors, a history of this many rows, and `MERGE_ON_READ_RATIO` times a load's versions, takes the
-load by MERGE: Delta marks the rows it replaces deleted and writes only the changed ones (merge on read). Otherwise,
-and always without deletion vectors, the touched keys' range is rewritten (copy on write): fewer Spark jobs, but its
-cost follows the rows the range holds, which is the whole table when updates spread over every key (BENCHMARKS.md:
-a long history of small loads; an `append_dedup` update)."""
-MERGE_ON_READ_RATIO = 100
-"""A MERGE costs more per version than a rewrite per row: 10,000 versions against 200,000 history rows were rewritten
-in 16-19 s and MERGEd in 23 s; against 2,000,000 the two were alike (15.5 s; 13.8-18.2 s); a small load's 50 against
-15,000 and 50,000 were faster MERGEd."""
-
-
-def _rewrites_range(source_tables: TablesOfSource, touched_keys: TouchedKeys, history_path: str) -> bool:
-    """Whether the touched keys' range is rewritten (`_KeyRangeWrites`) rather than MERGEd (`_MergeWrites`)."""
-    if touched_keys.range is None:
-        return False
-    if not source_tables.source.deletion_vectors or touched_keys.versions is None:
-        return True
-    held = table_rows(history_path, source_tables.storage_options(history_path))  # its log's statistics
-    return held is None or held < max(MERGE_ON_READ_ROWS, MERGE_ON_READ_RATIO * touched_keys.versions)
 
 
 class _StreamWrites:

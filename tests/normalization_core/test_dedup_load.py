@@ -15,6 +15,7 @@ from lakenorm_app.commands import main as cli_main
 from normalization_core.columns import NATIVE as N
 from normalization_core.configuration.catalog import parse_catalog
 from normalization_core.dispositions import append_dedup as dedup_load
+from normalization_core.dispositions import touched_keys
 from normalization_core.dispositions.append_dedup import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
 from normalization_core.io import delta
@@ -227,8 +228,8 @@ def test_with_deletion_vectors_a_large_history_takes_an_update_by_merge_on_read(
     versions, the keys' range is rewritten (copy on write, all 1,001 rows); with them from there on, a MERGE marks the
     4 replaced rows deleted and copies none (merge on read). Either way the tables equal all loads' history at once."""
     monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
-    monkeypatch.setattr(dedup_load, "MERGE_ON_READ_ROWS", merge_from_rows)
-    monkeypatch.setattr(dedup_load, "MERGE_ON_READ_RATIO", ratio)
+    monkeypatch.setattr(touched_keys, "MERGE_ON_READ_ROWS", merge_from_rows)
+    monkeypatch.setattr(touched_keys, "MERGE_ON_READ_RATIO", ratio)
     paths = update_of_1000_keys(spark, tmp_path, load_case, [995, 5, None, 505], deletion_vectors=deletion_vectors)
     for path in paths:
         commit = DeltaTable.forPath(spark, path).history(1).first()
