@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -279,6 +279,8 @@ def listing_only(out: Path, packages: int, bucket: Bucket | None) -> list[tuple[
     """A landing of `packages` tiny packages, all registered (as partitions and in the registry): a full listing, a
     sensor tick's and a pass's, with nothing new; and, for comparison, a listing that reads every manifest."""
     from normalization_core.api import landed_packages, landed_since, pending_packages
+    from normalization_core.inputs.landing import listing_cursor_location
+    from normalization_core.inputs.package_listing import ListingCursor, read_cursor, write_cursor
 
     staged = out / f"listing_{packages}"
     spec = SampleSpec(packages=packages, orders=1, customers=0, events=0, gzip=False)
@@ -321,8 +323,16 @@ def listing_only(out: Path, packages: int, bucket: Bucket | None) -> list[tuple[
                             lambda: landed_since(config, source, None, registered), lambda f: len(f[0].packages))
         measure("sensor tick from its cursor, nothing new: {} new",
                 lambda: landed_since(config, source, cursor, registered), lambda f: len(f[0].packages))
+        aged = replace(ListingCursor.from_json(cursor), full_at=0.0)  # the last full listing long ago
+        measure("sensor tick, the periodic full listing, nothing new: {} new",
+                lambda: landed_since(config, source, aged.to_json(), registered,
+                                     done_before=lambda ids: set(ids) & partitions), lambda f: len(f[0].packages))
         for what in ("pass, full listing (no cursor yet): {} pending", "pass from its cursor, nothing new: {} pending"):
             measure(what, lambda: pending_packages(spark, config, source), lambda f: len(f.packages))
+        write_cursor(listing_cursor_location(config, source), replace(
+            read_cursor(listing_cursor_location(config, source)), full_at=0.0))
+        measure("pass, the periodic full listing, nothing new: {} pending",
+                lambda: pending_packages(spark, config, source), lambda f: len(f.packages))
         if bucket is None:  # (in a bucket: minutes of requests to the local server)
             measure("every manifest read (a tick before cursors): {} listed", lambda: landed_packages(config, source),
                     lambda f: len(f.packages))

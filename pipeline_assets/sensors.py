@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import dagster as dg
 
-from normalization_core.api import LakenormConfig, LoadPackage, Settling, SourceConfig, landed_since, settling_text
+from normalization_core.api import LakenormConfig, Settling, SourceConfig, landed_since, settling_text
 from pipeline_assets.file_ledger import changed_files_request
 from pipeline_assets.partitions import load_ids_partitions
 
@@ -38,13 +38,13 @@ def new_load_ids(config: LakenormConfig, source: SourceConfig, instance: dg.Dags
     and the producer files still settling (said in the log when there is something new, else in the skip reason)."""
     partitions = load_ids_partitions(source).name
 
-    def registered(packages: Sequence[LoadPackage]) -> set[str]:
-        ids = [p.load_id for p in packages]
-        if len(ids) > FEW_PACKAGES:
-            return set(ids) & set(instance.get_dynamic_partitions(partitions))
-        return {i for i in ids if instance.has_dynamic_partition(partitions, i)}
+    def registered(load_ids: Sequence[str]) -> set[str]:
+        if len(load_ids) > FEW_PACKAGES:
+            return set(load_ids) & set(instance.get_dynamic_partitions(partitions))
+        return {i for i in load_ids if instance.has_dynamic_partition(partitions, i)}
 
-    found, next_cursor = landed_since(config, source, cursor, registered)
+    found, next_cursor = landed_since(config, source, cursor, lambda found: registered([p.load_id for p in found]),
+                                      done_before=registered)
     for rejected in found.rejected:
         log.warning(rejected.reason)  # type: ignore[attr-defined]
     new = [p.load_id for p in found.packages]

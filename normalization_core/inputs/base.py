@@ -18,7 +18,7 @@ from normalization_core.schema.stream_settings import StreamSettings
 from normalization_core.inputs.ledger import LedgerEntry, compare, ledger_table, read_ledger
 from normalization_core.inputs.listing import FileEntry, list_files
 from normalization_core.inputs.members import Grouping, Member
-from normalization_core.inputs.package_listing import Done, Listing, ListingCursor
+from normalization_core.inputs.package_listing import Done, DoneBefore, Listing, ListingCursor
 from normalization_core.inputs.settling import settling_of, split_settled
 from normalization_core.io.load_packages import LOAD_ID_PATTERN, Discovery, LoadPackage, RejectedPackage
 
@@ -39,9 +39,10 @@ class InputKind:
         raise NotImplementedError
 
     def discover_since(self, config: LakenormConfig, source: SourceConfig, cursor: ListingCursor | None,
-                       done: Done, now: float) -> Listing:
+                       done: Done, now: float, done_before: DoneBefore | None = None) -> Listing:
         """`discover` without the units `done` names, and the next listing's cursor: a kind that lists
-        incrementally lists what is new since `cursor`; this one lists everything and keeps no cursor."""
+        incrementally lists what is new since `cursor` (and, now and then, with `done_before`, what it has not
+        seen done: `package_listing.list_packages`); this one lists everything and keeps no cursor."""
         found = self.discover(config, source)
         finished = done(found.packages) if found.packages else set()
         pending = tuple(p for p in found.packages if p.load_id not in finished)

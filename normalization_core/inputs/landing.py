@@ -12,7 +12,14 @@ from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.inputs.ledger import ChangedFile, record_changes
-from normalization_core.inputs.package_listing import Done, Listing, ListingCursor, read_cursor, write_cursor
+from normalization_core.inputs.package_listing import (
+    Done,
+    DoneBefore,
+    Listing,
+    ListingCursor,
+    read_cursor,
+    write_cursor,
+)
 from normalization_core.io.load_packages import Discovery
 from normalization_core.io.storage import Landing, StorePath, is_s3, is_uri
 from normalization_core.schema.stream_settings import StreamSettings
@@ -44,20 +51,23 @@ def record_changed_files(spark: SparkSession, config: LakenormConfig, source: So
         record_changes(spark, path, changed, config.storage_options(path))
 
 
-def landed_since(config: LakenormConfig, source: SourceConfig, cursor: str | None, done: Done
-                 ) -> tuple[Discovery, str | None]:
+def landed_since(config: LakenormConfig, source: SourceConfig, cursor: str | None, done: Done,
+                 done_before: DoneBefore | None = None) -> tuple[Discovery, str | None]:
     """`landed_packages` without the units `done` names, listed from a sensor's cursor on (its text; None or
-    another text: a full listing); and the next tick's cursor text (None: the input kind keeps none)."""
-    listing = source_input(source).discover_since(config, source, ListingCursor.from_json(cursor), done, time.time())
+    another text: a full listing; `done_before`: see `package_listing.list_packages`); and the next tick's cursor
+    text (None: the input kind keeps none)."""
+    listing = source_input(source).discover_since(config, source, ListingCursor.from_json(cursor), done, time.time(),
+                                                  done_before)
     return listing.discovery, None if listing.cursor is None else listing.cursor.to_json()
 
 
-def listed_since_last_pass(config: LakenormConfig, source: SourceConfig, done: Done, keep: bool = True) -> Listing:
+def listed_since_last_pass(config: LakenormConfig, source: SourceConfig, done: Done, keep: bool = True,
+                           done_before: DoneBefore | None = None) -> Listing:
     """The landing listed from where the source's last pass's listing ended (`inputs.package_listing`), without the
     units `done` names; `keep`: the cursor is kept for the next pass (beside the source's tables)."""
     location = listing_cursor_location(config, source)
     cursor = None if location is None else read_cursor(location)
-    listing = source_input(source).discover_since(config, source, cursor, done, time.time())
+    listing = source_input(source).discover_since(config, source, cursor, done, time.time(), done_before)
     if keep and location is not None and listing.cursor is not None and listing.cursor.tells_more_than(cursor):
         write_cursor(location, listing.cursor)
     return listing

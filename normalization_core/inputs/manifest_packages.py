@@ -9,6 +9,7 @@ from normalization_core.configuration.config import LakenormConfig, SourceConfig
 from normalization_core.inputs.base import InputKind
 from normalization_core.inputs.package_listing import (
     Done,
+    DoneBefore,
     Listing,
     ListingCursor,
     list_packages,
@@ -28,8 +29,8 @@ class ManifestPackages(InputKind):
         return discover_packages(source.landing, source.name)
 
     def discover_since(self, config: LakenormConfig, source: SourceConfig, cursor: ListingCursor | None,
-                       done: Done, now: float) -> Listing:
-        return list_packages(source.landing, source.name, cursor, done, now)
+                       done: Done, now: float, done_before: DoneBefore | None = None) -> Listing:
+        return list_packages(source.landing, source.name, cursor, done, now, done_before=done_before)
 
     def landed_streams(self, config: LakenormConfig, source: SourceConfig) -> set[str]:
         """The streams of the registry's loads and of the packages not registered: the folder names listed, and

@@ -6,8 +6,8 @@ rejected, or complete but not done yet). The next listing lists only the names a
 microseconds each; a bucket is listed by S3 from `start-after`) plus the remembered ones, and reads the manifests of
 those alone. A package whose name sorts before the cursor and that lands after the listing (a late arrival) is found
 by the next full listing, at most `FULL_LISTING_SECONDS` later, as Auto Loader's periodic backfill listings find
-what incremental listing missed. A full listing lists and reads every package, as the first listing (no cursor yet)
-does.
+what incremental listing missed. A full listing lists every package folder, and reads the manifests of those not
+found done before (by name, `unseen`); the first listing (no cursor yet) reads every one.
 """
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ FULL_LISTING_SECONDS = 3600.0
 
 Done = Callable[[Sequence[LoadPackage]], set[str]]
 """Of some complete packages, the load IDs already taken care of (normalized; registered as partitions)."""
+DoneBefore = Callable[[Sequence[str]], set[str]]
+"""Of some load IDs that an earlier listing found complete and taken care of, those still taken care of (looked up by
+name: their manifests are not read again)."""
 
 
 @dataclass(frozen=True)
@@ -85,12 +88,15 @@ def package_names(landing: Landing, after: str = "") -> list[str]:
 
 
 def list_packages(landing: Landing, source: str, cursor: ListingCursor | None, done: Done, now: float,
-                  full_every: float = FULL_LISTING_SECONDS) -> Listing:
+                  full_every: float = FULL_LISTING_SECONDS, done_before: DoneBefore | None = None) -> Listing:
     """The complete packages of `landing` not `done` (in arrival order) and the rejected ones, listed from `cursor`
-    on (None, or a full listing `full_every` seconds old: the whole landing); and the next listing's cursor."""
+    on (None, or a full listing `full_every` seconds old: the whole landing); and the next listing's cursor.
+    `done_before`: a full listing after a cursor reads no manifest of the packages it names done (`unseen`)."""
     full = cursor is None or not 0 <= now - cursor.full_at < full_every
     names = package_names(landing) if full or cursor is None else package_names(landing, cursor.after)
     candidates = names if full or cursor is None else sorted(set(names) | set(cursor.open))
+    if full and cursor is not None and done_before is not None:
+        candidates = unseen(candidates, cursor, done_before)
     packages, rejected, in_flight = [], [], []
     for name, found in zip(candidates, read_folders(landing, source, candidates)):
         if found is None:
@@ -106,6 +112,16 @@ def list_packages(landing: Landing, source: str, cursor: ListingCursor | None, d
     still_open = sorted({*in_flight, *(r.load_id for r in rejected), *(p.load_id for p in pending)})
     next_cursor = ListingCursor(after, tuple(still_open), now if full or cursor is None else cursor.full_at)
     return Listing(Discovery(tuple(pending), tuple(rejected)), next_cursor, full)
+
+
+def unseen(names: list[str], cursor: ListingCursor, done_before: DoneBefore) -> list[str]:
+    """`names` without those an earlier listing found complete and done that are still done: a name up to the
+    cursor's and not open was complete and done when listed, or is a late arrival, which `done_before` does not
+    name. So a periodic full listing reads the manifests of late arrivals and open packages alone."""
+    still_open = set(cursor.open)
+    passed = [name for name in names if name <= cursor.after and name not in still_open]
+    done = done_before(passed) if passed else set()
+    return [name for name in names if name not in done]
 
 
 READERS = 16

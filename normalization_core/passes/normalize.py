@@ -68,14 +68,19 @@ def pending_packages(spark: SparkSession, config: LakenormConfig, source: Source
     kind = source_input(source)
     if kind.uses_ledger:  # the file ledger already left out what was normalized
         return kind.discover(config, source)
-    return listed_since_last_pass(config, source, partial(_normalized, spark, SourceTables(config, source))).discovery
+    tables = SourceTables(config, source)
+    return listed_since_last_pass(config, source, partial(_normalized, spark, tables),
+                                  done_before=lambda load_ids: set(_registered(spark, tables, load_ids))).discovery
 
 
 def _normalized(spark: SparkSession, tables: SourceTables, packages: Sequence[LoadPackage]) -> set[str]:
     """The load IDs of `packages` with every stream registered as normalized."""
-    path = tables.registry_path
-    registered = registered_streams(spark, path, [p.load_id for p in packages], tables.storage_options(path))
+    registered = _registered(spark, tables, [p.load_id for p in packages])
     return {p.load_id for p in packages if set(p.streams) <= registered.get(p.load_id, set())}
+
+
+def _registered(spark: SparkSession, tables: SourceTables, load_ids: Sequence[str]) -> dict[str, set[str]]:
+    return registered_streams(spark, tables.registry_path, load_ids, tables.storage_options(tables.registry_path))
 
 
 MAX_LOADS_PER_PASS = 32

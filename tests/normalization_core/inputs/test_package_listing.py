@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from normalization_core.inputs import package_listing
 from normalization_core.inputs.package_listing import (
     FULL_LISTING_SECONDS,
     ListingCursor,
@@ -36,13 +37,15 @@ def complete(landing, load_id: str) -> None:
 
 
 class Sensor:
-    """Lists like a sensor tick: what it finds becomes done, and the cursor goes to the next tick."""
+    """Lists like a sensor tick: what it finds becomes done, and the cursor goes to the next tick; `by_name`: a full
+    listing looks up by name what it found done before, as the landing sensor and a pass do."""
 
-    def __init__(self, landing) -> None:
-        self.landing, self.cursor, self.done, self.found = landing, None, set(), []
+    def __init__(self, landing, by_name: bool = True) -> None:
+        self.landing, self.cursor, self.done, self.found, self.by_name = landing, None, set(), [], by_name
 
     def tick(self, now: float) -> list[str]:
-        listing = list_packages(self.landing, "shop", self.cursor, self.registered, now)
+        listing = list_packages(self.landing, "shop", self.cursor, self.registered, now,
+                                done_before=(lambda ids: set(ids) & self.done) if self.by_name else None)
         new = [p.load_id for p in listing.discovery.packages]
         self.found += new
         self.done |= set(new)
@@ -72,6 +75,28 @@ def test_a_tick_lists_what_is_new_and_a_full_listing_finds_late_arrivals(tmp_pat
     assert sensor.found == ["0002", "0004", "0005", "0001"]
 
 
+def test_a_full_listing_reads_the_manifests_of_late_arrivals_and_open_packages_alone(tmp_path, monkeypatch):
+    sensor = Sensor(tmp_path)
+    for name in ("0001", "0002", "0003"):
+        land(tmp_path, name)
+    land(tmp_path, "0005", manifest=False)  # in flight
+    (tmp_path / "0004").mkdir()
+    (tmp_path / "0004" / "_manifest.json").write_text("{not json")  # rejected
+    assert sensor.tick(now=0.0) == ["0001", "0002", "0003"]
+    assert sensor.tick(now=1.0) == []  # looked at once more, done: no longer open
+    land(tmp_path, "0000")  # late: its name sorts before the cursor
+    read, reading = [], package_listing.read_package
+    monkeypatch.setattr(package_listing, "read_package", lambda folder, source: read.append(folder.name) or reading(
+        folder, source))
+
+    assert sensor.tick(now=FULL_LISTING_SECONDS) == ["0000"]
+    assert sorted(read) == ["0000", "0004"]  # not 0001-0003, done; 0005 has no manifest yet
+    read.clear()
+    complete(tmp_path, "0005")
+    assert Sensor(tmp_path, by_name=False).tick(now=0.0) == ["0000", "0001", "0002", "0003", "0005"]
+    assert sorted(read) == ["0000", "0001", "0002", "0003", "0004", "0005"]  # no cursor: every manifest
+
+
 def test_a_package_not_done_yet_is_listed_again_until_it_is(tmp_path):
     land(tmp_path, "0001")
     first = list_packages(tmp_path, "shop", None, lambda packages: set(), 0.0)
@@ -93,10 +118,10 @@ def test_a_rejected_package_is_reported_on_every_listing(tmp_path):
 
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["land", "late", "in flight", "complete", "tick", "full"]),
-                          st.integers(0, 30)), max_size=25))
-def test_ticks_never_miss_nor_repeat_a_package(tmp_path_factory, steps):
+                          st.integers(0, 30)), max_size=25), st.booleans())
+def test_ticks_never_miss_nor_repeat_a_package(tmp_path_factory, steps, by_name):
     landing = tmp_path_factory.mktemp("landing")
-    sensor, landed, in_flight, now, top = Sensor(landing), set(), [], 0.0, 100
+    sensor, landed, in_flight, now, top = Sensor(landing, by_name), set(), [], 0.0, 100
     for action, number in steps:
         now += 1.0
         if action in ("land", "in flight", "late"):
