@@ -119,10 +119,11 @@ def _logged_version(path: str, storage_options: dict[str, str] | None) -> int | 
     return None if table is None else table.version()
 
 
-def table_rows(path: str, storage_options: dict[str, str] | None = None) -> int | None:
+def table_rows(path: str, storage_options: dict[str, str] | None = None, object_store: bool = False) -> int | None:
     """The rows of the table at `path` as its log's file statistics count them (delta-rs, no Spark job); None when
-    they cannot be read or a file has no row count."""
-    if is_uri(path):  # (an object store's log listed from many threads timed out against a local S3 server)
+    they cannot be read or a file has no row count. On an object store only with `object_store` (from one thread:
+    its log listed from many threads at once timed out against a local S3 server)."""
+    if is_uri(path) and not object_store:
         return None
     try:
         table = open_delta_table(path, storage_options)

@@ -8,9 +8,11 @@ from pyspark.sql import SparkSession
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
 from normalization_core.io.compaction import compact_tables
+from normalization_core.io.delta import table_rows
 from normalization_core.io.table_versions import untagged_commits
 from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.stream_plans import StreamPlan, key_ordered_tables, output_tables
+from normalization_core.runtime.spark import large_rewrite_conf
 
 LOOKED_AT_EVERY = 5
 """A table the pass committed to is looked at when that commit's version is a multiple of this (its log read from
@@ -31,5 +33,17 @@ def compact_written(spark: SparkSession, tables: SourceTables, raw: list[str], p
     system = [tables.registry_path, tables.loads_path, tables.quarantine_path,
               *([ledger_path(tables.config, tables.source)] if source_input(tables.source).uses_ledger else [])]
     paths = [*looked_at, *system]
-    with untagged_commits(spark):
+    rewritten = _most_rows(tables, [p for p in looked_at if p in key_orders])
+    with untagged_commits(spark), large_rewrite_conf(spark, rewritten):
         compact_tables(spark, paths, key_orders, {p: tables.storage_options(p) for p in paths})
+
+
+def key_ordered_rows(tables: SourceTables, plans: Mapping[str, StreamPlan]) -> int:
+    """The rows of the largest table the streams keep in key order, which a load's key-range rewrite or a
+    compaction may write again whole (from the tables' logs: no Spark job; 0 where unknown)."""
+    return _most_rows(tables, [tables.path(t) for plan in plans.values()
+                               for t in key_ordered_tables(plan, tables.names)])
+
+
+def _most_rows(tables: SourceTables, paths: list[str]) -> int:
+    return max((table_rows(p, tables.storage_options(p), object_store=True) or 0 for p in paths), default=0)

@@ -35,7 +35,7 @@ from normalization_core.io.registry import (
 from normalization_core.io.storage import Landing, StorePath
 from normalization_core.io.table_versions import tagged_commits
 from normalization_core.passes.catalog_tables import publish_tables
-from normalization_core.passes.compaction import compact_written
+from normalization_core.passes.compaction import compact_written, key_ordered_rows
 from normalization_core.passes.results import LoadResult, StreamResult
 from normalization_core.passes.snapshots import with_table_versions
 from normalization_core.passes.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
@@ -44,7 +44,7 @@ from normalization_core.plans.source_tables import SourceTables
 from normalization_core.plans.stream_plans import StreamPlan, stream_plans
 from normalization_core.plans.table_names import raw_tables
 from normalization_core.runtime.connect import union_all
-from normalization_core.runtime.spark import small_input_conf
+from normalization_core.runtime.spark import large_rewrite_conf, small_input_conf
 from normalization_core.transform import raw as R
 from normalization_core.transform.parse import read_from_variant, stream_records, with_parsed_records
 
@@ -219,7 +219,8 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
         plans = load_plans(spark, tables, catalog_plans, list(raw), partial(_stream_rows, lines, names))
         typed_writes = _typed_writes(spark, tables, packages, lines, plans, counts)
         # side by side: most of a small table's write is the driver planning and committing, which overlaps
-        written = run_concurrently(typed_writes + writes, max_workers=8)
+        with large_rewrite_conf(spark, key_ordered_rows(tables, plans)):
+            written = run_concurrently(typed_writes + writes, max_workers=8)
         typed = {key: n for per_stream in written[:len(typed_writes)] for key, n in per_stream.items()}
     finally:
         lines.unpersist()

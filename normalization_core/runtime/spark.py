@@ -82,10 +82,17 @@ SMALL_INPUT_CONF = {
     # Expressions evaluated as they are instead of compiled to Java: compiling (Janino, then the JIT) the
     # typed projections' large expression trees cost more CPU than evaluating them over a few thousand rows.
     "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",  # (see `large_rewrite_conf`)
     # Joins by shuffle within the job instead of a broadcast, which is a Spark job of its own (7 of a small load's).
     "spark.sql.autoBroadcastJoinThreshold": "-1",
 }
+
+
+COMPILED_REWRITE_ROWS = 10_000
+"""A small pass whose key-ordered tables (an `append_dedup` stream's history and current table) hold more rows than
+this compiles its expressions after all (`large_rewrite_conf`): their key-range rewrites and their compaction may
+write every row again, and Delta's statistics of each written row cost ~0.1 ms interpreted (a 50,000-row history
+written in 6.5-9.9 s interpreted, 2.0-3.1 s compiled; BENCHMARKS.md), more than a pass's compiling costs."""
 
 
 QUICK_START_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
@@ -363,3 +370,12 @@ def small_input_conf(spark: SparkSession, input_bytes: int | None) -> AbstractCo
     if input_bytes is None or input_bytes >= SMALL_INPUT_BYTES:
         return nullcontext()
     return session_settings(spark, SMALL_INPUT_CONF)
+
+
+def large_rewrite_conf(spark: SparkSession, rewritten_rows: int) -> AbstractContextManager[None]:
+    """Within `small_input_conf`, a pass that may rewrite more than `COMPILED_REWRITE_ROWS` rows of one table
+    compiles its expressions again (whole-stage code generation stays off: it made no difference there)."""
+    factory_mode = "spark.sql.codegen.factoryMode"
+    if rewritten_rows <= COMPILED_REWRITE_ROWS or spark.conf.get(factory_mode, None) != "NO_CODEGEN":
+        return nullcontext()
+    return session_settings(spark, {factory_mode: "FALLBACK"})

@@ -9,9 +9,11 @@ import pytest
 
 from normalization_core.runtime.jars import DELTA_COORDINATE, _shipped_by_pyspark, cached_jars
 from normalization_core.runtime.spark import (
+    COMPILED_REWRITE_ROWS,
     QUICK_START_JAVA_OPTIONS,
     SMALL_INPUT_BYTES,
     SMALL_INPUT_COLLECTOR,
+    large_rewrite_conf,
     session_conf,
     small_input_conf,
 )
@@ -82,6 +84,21 @@ def test_a_small_input_runs_without_adaptive_execution_or_codegen_and_the_settin
     for unknown_or_large in (None, SMALL_INPUT_BYTES):
         with small_input_conf(spark, unknown_or_large):
             assert settings() == before
+
+
+def test_a_small_pass_that_may_rewrite_a_large_table_compiles_its_expressions_again(spark):
+    def mode():
+        return spark.conf.get("spark.sql.codegen.factoryMode", None), spark.conf.get("spark.sql.codegen.wholeStage")
+
+    with small_input_conf(spark, SMALL_INPUT_BYTES - 1):
+        with large_rewrite_conf(spark, COMPILED_REWRITE_ROWS):
+            assert mode() == ("NO_CODEGEN", "false")
+        with large_rewrite_conf(spark, COMPILED_REWRITE_ROWS + 1):
+            assert mode() == ("FALLBACK", "false")
+        assert mode() == ("NO_CODEGEN", "false")
+    outside = mode()
+    with large_rewrite_conf(spark, COMPILED_REWRITE_ROWS + 1):  # a large input's pass compiles anyway
+        assert mode() == outside
 
 
 def test_jar_cache_keeps_only_what_pyspark_lacks():
