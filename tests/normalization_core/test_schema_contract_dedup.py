@@ -1,7 +1,8 @@
 """`schema_contract` `discard_row` / `discard_value` on `append_dedup` streams (SPEC §5.4, §6) beside real dlt's
 `merge` (primary key, delta table format): the same records and contract give the same current tables, columns
 and rows; a discarded row never becomes a version (nor do its children); what is discarded stays in raw and is
-counted in the registry. Cases: tests/cases/dlt_schema/dedup_discards.json."""
+counted in the registry; normalizing a load again changes nothing, and a rebuild from raw discards again what the
+loads discarded (the same history, current and child tables). Cases: tests/cases/dlt_schema/dedup_discards.json."""
 from __future__ import annotations
 
 import copy
@@ -17,7 +18,12 @@ from normalization_core.passes.normalize import normalize_load
 
 from tests.normalization_core.dlt_peer import dlt_contract_tables
 from tests.normalization_core.test_dlt_schema_settings import assert_same_tables, lakenorm_stream_settings
-from tests.normalization_core.test_schema_contract_discards import LOAD_IDS, named, normalize_both_loads
+from tests.normalization_core.test_schema_contract_discards import (
+    LOAD_IDS,
+    assert_a_rebuild_gives_the_tables_the_loads_gave,
+    named,
+    normalize_both_loads,
+)
 
 pytest.importorskip("dlt")
 DATA = json.loads((Path(__file__).parents[1] / "cases/dlt_schema/dedup_discards.json").read_text())
@@ -74,3 +80,4 @@ def test_discards_on_dedup_streams_match_dlts_merge_and_are_counted(spark, tmp_p
     again = normalize_load(spark, config, "chain", LOAD_IDS[1])  # normalizing a load again changes nothing
     assert {s: (history(ours, s), sorted(r["q"] for r in ours(f"{s}__items").collect())) for s in streams} == before
     assert {s: again.streams[s].discarded for s in streams} == {s: result.streams[s].discarded for s in streams}
+    assert_a_rebuild_gives_the_tables_the_loads_gave(spark, ours, config, streams, tmp_path / "lakenorm/wh/chain")
