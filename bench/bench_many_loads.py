@@ -52,7 +52,7 @@ PACKAGE = {"orders": 50, "customers": 20, "events": 40}
 
 
 PLOTTED_TABLES = {"events": "append", "orders__line_items": "child of append_dedup", "_norm_loads": "registry",
-                  "orders_scd": "history, in key order"}
+                  "orders_scd": "history"}
 """The tables whose files the plot shows (the others follow one of them)."""
 
 

@@ -1,7 +1,7 @@
 """Benchmark: applying one update package to an `append_dedup` stream costs O(k + history of touched keys).
 
 In one Spark session, for each history size it builds the stream's history and current tables with Spark
-ranges (no files: `--versions` versions per key, as one rebuild, which writes them in key order), then applies
+ranges (no files: `--versions` versions per key, as one rebuild, which writes them in their order), then applies
 the same package of `--updates` new versions (keys spread over the smallest key space, or with `--spread` over
 each history's own) with the incremental path (a replaceWhere of the touched keys' range per table since 6af9f45; a
 MERGE before), and prints the update times and their ratio. A ratio near 1 means the cost does not grow with the
@@ -76,7 +76,7 @@ def raw_rows(spark: SparkSession, rows: int, keys: int, seq_base: int, load_id: 
 
 
 def build_history(spark: SparkSession, config: LakenormConfig, keys: int, versions: int, children: bool) -> None:
-    """The stream's tables as a rebuild from raw writes them (in key order)."""
+    """The stream's tables as a rebuild from raw writes them (in their order)."""
     rebuild_dedup_tables(spark, SourceTables.of(config, "bench"), plan(children),
                          raw_rows(spark, keys * versions, keys, 0, "history", children=children))
 

@@ -42,10 +42,9 @@ from normalization_core.io.storage import is_uri
 from normalization_core.io.versions import latest_versions
 from normalization_core.naming.conventions import system_names
 from normalization_core.passes.catalog_tables import catalog_table_name, publish_tables
-from normalization_core.passes.normalize import (
+from normalization_core.passes.normalize import normalize_loads, normalize_source
+from normalization_core.passes.pending import (
     loads_input_bytes,
-    normalize_loads,
-    normalize_source,
     pending_input_bytes,
     pending_packages,
     source_input_bytes,

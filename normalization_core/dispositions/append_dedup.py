@@ -26,18 +26,15 @@ from normalization_core.dispositions.base import (
     TypedCounts,
     kept_rows,
 )
-from normalization_core.dispositions.touched_keys import TouchedKeys, find_touched_keys, rewrites_range
+from normalization_core.dispositions.dedup_writes import KeyRangeWrites, MergeWrites, history_written
+from normalization_core.dispositions.touched_keys import find_touched_keys, rewrites_range
 from normalization_core.errors import ConfigError
 from normalization_core.io.delta import (
-    TARGET,
     align_deletion_vectors,
-    is_delta_table,
     materialized,
-    merge_by_key,
     merged_table_properties,
     read_table,
     replace_all,
-    replace_slice,
     run_concurrently,
 )
 from normalization_core.io.load_writes import replace_loads_counted, rows_per_load
@@ -50,20 +47,17 @@ from normalization_core.transform.discard import (
     flag_discards,
     without_discarded,
 )
-from normalization_core.transform.internal_columns import DELETE, RECOMPUTED, RECORD_HASH, VERSION
+from normalization_core.transform.internal_columns import RECORD_HASH, VERSION
 from normalization_core.transform.nesting import child_table, typed_root, typed_tables
 from normalization_core.transform.parse import ParsedRecords, RawRecords, parse_records, record_variant
 from normalization_core.transform.sql_text import col
 from normalization_core.transform.scd import (
     ScdColumns,
-    current_changes,
     current_columns,
-    history_changes,
+    history_order,
     history_rows,
-    recomputed_history,
     record_hash,
     scd_columns,
-    touched,
     with_version_keys,
 )
 
@@ -93,7 +87,9 @@ class AppendDedup(Disposition):
             keys = scd_columns(plan.settings, root_table(plan.schema)).keys
         except ConfigError:
             return {}
-        return {names.history_table(plan.tables[0]): keys, plan.tables[0]: keys}
+        history = names.history_table(plan.tables[0])
+        return {history: history_order(names, scd_columns(plan.settings, root_table(plan.schema))),
+                plan.tables[0]: keys}
 
     def write(self, spark: SparkSession, tables: TablesOfSource, plan: PlannedStream, raw_rows: DataFrame | RawRecords,
               load_ids: Sequence[str]) -> dict[str, TypedCounts]:
@@ -164,9 +160,9 @@ def _merge_loads(spark: SparkSession, source_tables: TablesOfSource, plan: Plann
     incoming = incoming.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         touched_keys = find_touched_keys(spark, incoming, cols, history_path)
-        writes = _KeyRangeWrites if rewrites_range(source_tables, touched_keys, history_path) else _MergeWrites
+        writes = KeyRangeWrites if rewrites_range(source_tables, touched_keys, history_path) else MergeWrites
         stream = writes(spark, source_tables, plan, cols, incoming, touched_keys, load_ids, props, paths)
-        changed = {names.history_table(root): stream.history()}
+        changed = {names.history_table(root): history_written(stream)}
         tables, table_writes = [root], [stream.current]
         if children:  # the history rows of these loads, read once for all child tables
             loaded = stream.history_near_keys().where(F.col(names.load_id).isin(list(load_ids)))
@@ -182,89 +178,6 @@ def _merge_loads(spark: SparkSession, source_tables: TablesOfSource, plan: Plann
     finally:
         incoming.unpersist()
     return changed
-
-
-class _StreamWrites:
-    """How a pass's versions reach the history and current tables: `history()` commits the history, then
-    `current()` the current table; each returns the rows it changed."""
-
-    def __init__(self, spark: SparkSession, source_tables: TablesOfSource, plan: PlannedStream, cols: ScdColumns,
-                 incoming: DataFrame, touched_keys: TouchedKeys, load_ids: Sequence[str], props: dict[str, str],
-                 paths: dict[str, str]) -> None:
-        self.spark, self.source_tables, self.names, self.cols = spark, source_tables, source_tables.names, cols
-        self.incoming, self.touched, self.load_ids, self.props = incoming, touched_keys, load_ids, props
-        self.root_doc, self.current_path = root_table(plan.schema), paths[plan.tables[0]]
-        self.history_path = paths[self.names.history_table(plan.tables[0])]
-
-    def history_near_keys(self) -> DataFrame:
-        """The history, read lazily, narrowed to the touched keys' range when there is one."""
-        history = read_table(self.spark, self.history_path)
-        return history if self.touched.range is None else history.where(self.touched.range.rows())
-
-
-class _MergeWrites(_StreamWrites):
-    """One MERGE per table: a new history (created), or keys of a type without a range."""
-
-    def history(self) -> int:
-        return merge_by_key(self.spark, self.history_path, self._history_source, [self.names.row_id(self.root_doc)],
-                            DELETE, self.props, **self._keyed())
-
-    def current(self) -> int:
-        return merge_by_key(self.spark, self.current_path, self._current_source, list(self.cols.keys), DELETE,
-                            self.props, reads=self.history_path,
-                            reads_options=self.source_tables.storage_options(self.history_path), **self._keyed())
-
-    def _keyed(self) -> dict:
-        key_range = self.touched.range
-        return {"target_rows": None if key_range is None else key_range.predicate(TARGET), "order_by": self.cols.keys}
-
-    def _history_source(self) -> DataFrame:
-        names, cols, keys = self.names, self.cols, self.touched.keys
-        if not is_delta_table(self.spark, self.history_path):
-            return history_changes(self.incoming, None, names, cols, self.root_doc, self.load_ids)
-        # Read lazily: the MERGE reads the history in its own transaction (a concurrent run's commit is then a
-        # conflict, retried), never rows read before that run committed (a key with two current versions).
-        existing = touched(self.history_near_keys(), keys, cols)
-        return history_changes(self.incoming, existing, names, cols, self.root_doc, self.load_ids)
-
-    def _current_source(self) -> DataFrame:
-        history = materialized(touched(self.history_near_keys(), self.touched.keys, self.cols))
-        return current_changes(history, self.touched.keys, self.names, self.cols)
-
-
-class _KeyRangeWrites(_StreamWrites):
-    """The touched keys' range of each table rewritten in one `replaceWhere` commit (~3 Spark jobs, a MERGE ~9):
-    the history's from its rows in the range, the touched keys' recomputed; the current table's from the history's
-    current rows in the range. The tables are in key order, so the range holds few other keys."""
-
-    def history(self) -> int:
-        """The touched keys' history rows (what a MERGE would update or insert)."""
-        def history_slice() -> DataFrame:
-            near, keys, cols = self.history_near_keys(), self.touched.keys, self.cols
-            # Read lazily: the write reads the history in its own transaction (see `_MergeWrites._history_source`)
-            recomputed = recomputed_history(self.incoming, touched(near, keys, cols), self.names, cols,
-                                            self.root_doc, self.load_ids)
-            untouched = touched(near, keys, cols, "left_anti").withColumn(RECOMPUTED, F.lit(False))
-            return untouched.unionByName(recomputed.withColumn(RECOMPUTED, F.lit(True)), allowMissingColumns=True)
-
-        return replace_slice(self.spark, self.history_path, history_slice, self.touched.range.predicate(),
-                             self.props, self.cols.keys,
-                             storage_options=self.source_tables.storage_options(self.history_path),
-                             new_rows=self.touched.versions, count_column=RECOMPUTED)
-
-    def current(self) -> int:
-        def current_slice() -> DataFrame:
-            history = self.history_near_keys()
-            if not is_delta_table(self.spark, self.current_path):  # (the whole table, when there is none)
-                history = read_table(self.spark, self.history_path)
-            current = history.where(F.col(self.names.is_current))
-            return current.select(*[col(c) for c in current_columns(self.names, history.columns)])
-
-        replace_slice(self.spark, self.current_path, current_slice, self.touched.range.predicate(), self.props,
-                      self.cols.keys, reads=self.history_path,
-                      reads_options=self.source_tables.storage_options(self.history_path),
-                      storage_options=self.source_tables.storage_options(self.current_path), new_rows=self.touched.count)
-        return self.touched.count  # each touched key's current row written, or deleted
 
 
 def _child_table_rows(versioned: ParsedRecords, names: SystemNames, plan: PlannedStream, children: Sequence[str],
@@ -297,10 +210,12 @@ def rebuild_dedup_tables(spark: SparkSession, source_tables: TablesOfSource, pla
     root, *children = plan.tables
     paths = {t: source_tables.path(t) for t in plan.disposition.output_tables(plan, names)}
     props = aligned_properties(spark, source_tables, paths.values())
-    keys = scd_columns(plan.settings, root_table(plan.schema)).keys
+    cols = scd_columns(plan.settings, root_table(plan.schema))
+    keys = cols.keys
     parsed = parse_versions(raw_rows, names, plan.load_schema or plan.schema).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props, order_by=keys)
+        replace_all(scd_history(parsed, names, plan), paths[names.history_table(root)], props,
+                    order_by=history_order(names, cols))
         history = read_table(spark, paths[names.history_table(root)])
         current = (history.where(F.col(names.is_current))
                    .select(*[col(c) for c in current_columns(names, history.columns)]))

@@ -60,8 +60,8 @@ in 16-19 s and MERGEd in 23 s; against 2,000,000 the two were alike (15.5 s; 13.
 
 
 def rewrites_range(source_tables: TablesOfSource, touched_keys: TouchedKeys, history_path: str) -> bool:
-    """Whether the touched keys' range is rewritten (`append_dedup._KeyRangeWrites`) rather than MERGEd
-    (`append_dedup._MergeWrites`)."""
+    """Whether the touched keys' range is rewritten (`dedup_writes.KeyRangeWrites`) rather than MERGEd
+    (`dedup_writes.MergeWrites`)."""
     if touched_keys.range is None:
         return False
     if not source_tables.source.deletion_vectors or touched_keys.versions is None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,23 +18,21 @@ from normalization_core.dispositions import TypedCounts
 from normalization_core.errors import LakenormError, PackageError, UnknownLoadError
 from normalization_core.inputs import source_input
 from normalization_core.inputs.base import ledger_path
-from normalization_core.inputs.landing import listed_since_last_pass
 from normalization_core.inputs.ledger import checksums_of, record_files
 from normalization_core.io.delta import is_delta_table, replace_where, run_concurrently
-from normalization_core.io.load_packages import Discovery, LoadPackage
+from normalization_core.io.load_packages import LoadPackage
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.reader import unreadable_file
 from normalization_core.io.registry import (
     LoadRecord,
     normalized_streams,
     record_dlt_loads,
-    registered_streams,
     record_loads,
 )
-from normalization_core.io.storage import Landing, StorePath
 from normalization_core.io.table_versions import tagged_commits
 from normalization_core.passes.catalog_tables import publish_tables
 from normalization_core.passes.compaction import compact_written, key_ordered_rows
+from normalization_core.passes.pending import find_package, input_bytes
 from normalization_core.passes.results import LoadResult, StreamResult
 from normalization_core.passes.snapshots import with_table_versions
 from normalization_core.passes.stream_subset import complete_loads, only_streams, quarantine_predicate, without_streams
@@ -59,28 +56,6 @@ class _Counts:
     states: list[str]
     from_variant: dict[str, int]
     """Records per stream that its tree did not read cleanly (typed from their VARIANT)."""
-
-
-def pending_packages(spark: SparkSession, config: LakenormConfig, source: SourceConfig) -> Discovery:
-    """Complete packages not yet normalized, in arrival order (plus the rejected ones and the files still settling):
-    the landing listed from where the last pass's listing ended (`inputs.package_listing`), the registry read for
-    the listed load IDs alone."""
-    kind = source_input(source)
-    if kind.uses_ledger:  # the file ledger already left out what was normalized
-        return kind.discover(config, source)
-    tables = SourceTables(config, source)
-    return listed_since_last_pass(config, source, partial(_normalized, spark, tables),
-                                  done_before=lambda load_ids: set(_registered(spark, tables, load_ids))).discovery
-
-
-def _normalized(spark: SparkSession, tables: SourceTables, packages: Sequence[LoadPackage]) -> set[str]:
-    """The load IDs of `packages` with every stream registered as normalized."""
-    registered = _registered(spark, tables, [p.load_id for p in packages])
-    return {p.load_id for p in packages if set(p.streams) <= registered.get(p.load_id, set())}
-
-
-def _registered(spark: SparkSession, tables: SourceTables, load_ids: Sequence[str]) -> dict[str, set[str]]:
-    return registered_streams(spark, tables.registry_path, load_ids, tables.storage_options(tables.registry_path))
 
 
 MAX_LOADS_PER_PASS = 32
@@ -118,7 +93,7 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
     packages = []
     for load_id in dict.fromkeys(load_ids):
         try:
-            packages.append(_package(tables, load_id))
+            packages.append(find_package(tables, load_id))
         except UnknownLoadError as err:
             if on_error is None:
                 raise
@@ -126,7 +101,7 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
     results: list[LoadResult] = []
     for start in range(0, len(packages), MAX_LOADS_PER_PASS):
         chunk = packages[start:start + MAX_LOADS_PER_PASS]
-        with small_input_conf(spark, _input_bytes(chunk)), tagged_commits(spark, [p.load_id for p in chunk]):
+        with small_input_conf(spark, input_bytes(chunk)), tagged_commits(spark, [p.load_id for p in chunk]):
             try:
                 results += _normalize_pass(spark, tables, chunk, streams)
             except LakenormError:  # a bad package, a change its contract refuses: the others still land
@@ -134,45 +109,6 @@ def normalize_source(spark: SparkSession, tables: SourceTables, load_ids: Sequen
                     raise
                 results += _load_by_load(spark, tables, chunk, on_error, streams)
     return results
-
-
-def loads_input_bytes(config: LakenormConfig, source_name: str, load_ids: Sequence[str]) -> int | None:
-    """`source_input_bytes` of the source named `source_name`."""
-    return source_input_bytes(SourceTables.of(config, source_name), load_ids)
-
-
-def source_input_bytes(tables: SourceTables, load_ids: Sequence[str]) -> int | None:
-    """Bytes of the load packages' files, looked up without Spark (a process that will normalize only these can
-    start its JVM for a small input: `build_spark_session(input_bytes=...)`); None when one cannot be found."""
-    try:
-        return _input_bytes([_package(tables, load_id) for load_id in dict.fromkeys(load_ids)])
-    except LakenormError:
-        return None
-
-
-def pending_input_bytes(config: LakenormConfig, source_name: str) -> int | None:
-    """At most the bytes of the loads `pending_packages` will find, looked up without Spark: the complete packages
-    not in the source's file ledger (manifest packages: those the next pass's listing will read, normalized or not);
-    None when one cannot be sized."""
-    source = SourceTables.of(config, source_name).source
-    try:
-        found = listed_since_last_pass(config, source, lambda packages: set(), keep=False).discovery
-    except (LakenormError, OSError):
-        return None
-    return _input_bytes(list(found.packages))
-
-
-def _input_bytes(packages: list[LoadPackage]) -> int | None:
-    """Bytes of the packages' files (listed sizes: metadata), None when a file cannot be looked at."""
-    try:
-        return sum(sum(e.size for e in p.entries) if p.entries else
-                   sum(_size(p.path_of(f)) for f in p.all_files()) for p in packages)
-    except OSError:
-        return None
-
-
-def _size(path: Landing) -> int:
-    return path.size() if isinstance(path, StorePath) else os.path.getsize(path)
 
 
 def _load_by_load(spark: SparkSession, tables: SourceTables, packages: list[LoadPackage],
@@ -187,14 +123,6 @@ def _load_by_load(spark: SparkSession, tables: SourceTables, packages: list[Load
                 raise
             on_error(package.load_id, err)
     return results
-
-
-def _package(tables: SourceTables, load_id: str) -> LoadPackage:
-    source = tables.source
-    package = source_input(source).find(tables.config, source, load_id)
-    if package is None:
-        raise UnknownLoadError(source.name, load_id, str(source.landing))
-    return package
 
 
 def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[LoadPackage],

@@ -44,6 +44,8 @@ KEY_PART_PREFIX = "# k"
 """Numbered parts of the unique key a join compares."""
 VERSION = "# version"
 """The row key of the history row a parsed record is."""
+APPENDED = "# appended"
+"""An incoming version (true) or a history row it is appended to (`scd.appended_history`); not written."""
 
 # Observed value kinds (`observed_kinds`, `not_null`)
 PATH, VALUE, VALUE_KIND, EXTRACTED_AT = "# path", "# value", "# kind", "# extracted_at"

@@ -27,6 +27,7 @@ from normalization_core.transform.internal_columns import (
     CDC_UPDATED,
     CURSOR,
     DELETE,
+    APPENDED,
     KEY_PART_PREFIX,
     RANK,
     RECORD_HASH,
@@ -177,14 +178,16 @@ def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root
 
 
 def history_changes(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
-                    root: str | TableSchema, load_ids: Sequence[str]) -> DataFrame:
+                    root: str | TableSchema, load_ids: Sequence[str], newest_only: bool = False) -> DataFrame:
     """MERGE source for the history table: the recomputed history of the touched keys (`DELETE` false)
     plus the touched rows that no longer exist (`DELETE` true).
 
     `existing`: the history rows of the keys in `incoming`. Rows this load wrote before are dropped
-    first, so running loads again gives the same rows.
+    first, so running loads again gives the same rows. `newest_only`: `existing` holds only the keys' newest rows
+    (`newest_rows`), and the source is `appended_history`'s.
     """
-    recomputed = recomputed_history(incoming, existing, names, cols, root, load_ids)
+    recompute = appended_history if newest_only and existing is not None else recomputed_history
+    recomputed = recompute(incoming, existing, names, cols, root, load_ids)
     if existing is None:
         return recomputed.withColumn(DELETE, F.lit(False))
     row_id = names.row_id(root)
@@ -202,6 +205,47 @@ def recomputed_history(incoming: DataFrame, existing: DataFrame | None, names: S
     base = [c for c in incoming.columns if c in existing.columns]
     others = existing.where(~F.col(names.load_id).isin(list(load_ids))).select(*[col(c) for c in base])
     return history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols, root)
+
+
+def history_order(names: SystemNames, cols: ScdColumns) -> tuple[str, ...]:
+    """The order a history table's rows are written in: each key's newest row (`valid_to` NULL) first, in key order,
+    then the closed rows by when they were closed, so the newest rows sit in files of their own (see
+    `appended_history`)."""
+    return names.valid_to, *cols.keys
+
+
+def newest_rows(names: SystemNames, table: str | None = None) -> str:
+    """SQL predicate of the history rows a load appending newer versions can change: each key's newest, whose
+    `valid_to` is NULL (with the rows whose next version has a NULL cursor, which `appended_history` checks for);
+    `table`: the alias to qualify the column with."""
+    column = f"{column_name(table)}.{column_name(names.valid_to)}" if table else column_name(names.valid_to)
+    return f"{column} IS NULL"
+
+
+NOT_APPENDED = "lakenorm: a load's versions are not all newer than their keys' history"
+"""The error `appended_history` raises when its precondition does not hold in the rows read."""
+
+
+def appended_history(incoming: DataFrame, newest: DataFrame, names: SystemNames, cols: ScdColumns,
+                     root: str | TableSchema, load_ids: Sequence[str]) -> DataFrame:
+    """`recomputed_history` from only the touched keys' newest history rows (`newest`, read by `newest_rows`),
+    when each key's incoming versions all come after its history: then every older row stays as it is, only the
+    newest gets its `valid_to` (and is-current) and the versions are added. The rows fail with `NOT_APPENDED` when
+    that does not hold of the rows read (a version whose cursor is not above its key's newest row's, or NULL; a key
+    with more than one row read; a row these loads wrote before): checked within the write that reads them, so a
+    concurrent load's commit cannot come between the check and the write, and per key, with no Spark job of its own."""
+    base = [c for c in incoming.columns if c in newest.columns]
+    rows = (incoming.withColumn(APPENDED, F.lit(True))
+            .unionByName(newest.select(*[col(c) for c in base]).withColumn(APPENDED, F.lit(False))))
+    per_key = Window.partitionBy(*[col(k) for k in cols.keys])
+    held, cursor = ~F.col(APPENDED), cursor_column(names, cols)
+    rows_held = F.count_if(held).over(per_key)
+    newest_held = F.max(F.when(held, cursor)).over(per_key)
+    misfit = ((rows_held > 1) | (held & F.col(names.load_id).isin(list(load_ids)))
+              | (F.col(APPENDED) & (rows_held == 1) & ~F.coalesce(cursor > newest_held, F.lit(False))))
+    fits = F.when(misfit, F.raise_error(F.lit(NOT_APPENDED))).otherwise(F.lit(True))  # (or the write fails)
+    checked = rows.withColumn(APPENDED, fits).where(F.col(APPENDED)).drop(APPENDED)
+    return history_rows(checked, names, cols, root)
 
 
 def touched(table: DataFrame, keys: DataFrame, cols: ScdColumns, how: str = "left_semi") -> DataFrame:

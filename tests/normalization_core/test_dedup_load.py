@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from lakenorm_app.commands import main as cli_main
 from normalization_core.columns import NATIVE as N
 from normalization_core.configuration.catalog import parse_catalog
-from normalization_core.dispositions import append_dedup as dedup_load
+from normalization_core.dispositions import dedup_writes
 from normalization_core.dispositions import touched_keys
 from normalization_core.dispositions.append_dedup import parse_versions, scd_history, write_dedup_tables
 from normalization_core.errors import ConfigError
@@ -157,7 +157,7 @@ def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_on
     def load(i: int) -> None:
         write_dedup_tables(spark, SourceTables.of(config, "src"), plan, raw_frame(spark, [packages[i]]), [f"P{i}"])
 
-    replace_slice = dedup_load.replace_slice
+    replace_slice = dedup_writes.replace_slice
     committing = {history_path: 2, current_path: 3}
     """Which load commits right after P1 built its source for the table at that path."""
 
@@ -166,13 +166,13 @@ def test_loads_committing_while_a_load_merges_give_the_tables_of_all_loads_at_on
             rows = slice_rows()
             if path in committing:
                 with monkeypatch.context() as unpatched:  # that load's own writes run undisturbed
-                    unpatched.setattr(dedup_load, "replace_slice", replace_slice)
+                    unpatched.setattr(dedup_writes, "replace_slice", replace_slice)
                     load(committing.pop(path))
             return rows
         return replace_slice(spark, path, rows_then_another_load, *args, **kwargs)
 
     load(0)  # (creates the tables)
-    monkeypatch.setattr(dedup_load, "replace_slice", replace_while_another_load_commits)
+    monkeypatch.setattr(dedup_writes, "replace_slice", replace_while_another_load_commits)
     load(1)
 
     assert not committing
@@ -206,17 +206,52 @@ def update_of_1000_keys(spark, tmp_path, load_case, updated: list, **source) -> 
 
 def test_an_update_to_a_range_of_keys_rewrites_only_the_files_of_that_range(spark, tmp_path, load_case, monkeypatch):
     """The first load writes the tables in key order (11 files of at most 100 rows here); an update to keys 101-110
-    and the NULL key rewrites the files of those keys only, and the tables equal all loads' history at once."""
+    and the NULL key rewrites the files of those keys only (in the history, of their newest rows), and the tables
+    equal all loads' history at once."""
     monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
-    for path in update_of_1000_keys(spark, tmp_path, load_case, [*range(101, 111), None]):
+    in_range = "(`id` BETWEEN 101 AND 110 OR `id` IS NULL)"
+    history, current = update_of_1000_keys(spark, tmp_path, load_case, [*range(101, 111), None])
+    for path, predicate in [(history, f"{in_range} AND `_norm_valid_to` IS NULL"), (current, in_range)]:
         commit = DeltaTable.forPath(spark, path).history(1).first()
         metrics = commit["operationMetrics"]
         assert len(list(Path(path).glob("*.parquet"))) - int(metrics["numFiles"]) == 11  # the first load's
         assert commit["operation"] == "WRITE"  # one replaceWhere of the touched keys' range
-        assert commit["operationParameters"]["predicate"] == "(`id` BETWEEN 101 AND 110 OR `id` IS NULL)"
+        assert commit["operationParameters"]["predicate"] == predicate
         assert int(metrics["numDeletedRows"]) == 11  # the range's rows, written again with the update
         assert int(metrics["numRemovedFiles"]) <= 3  # the NULL key's file and those of 101-110
         assert int(metrics["numCopiedRows"]) < 300
+
+
+def test_updates_in_cursor_order_leave_the_closed_history_rows_alone_and_a_late_load_recomputes_them(
+        spark, tmp_path, load_case, monkeypatch, caplog):
+    """Keys 1-300 loaded (P0), then all updated by three loads in cursor order (P1-P3): each update's history write
+    replaces the keys' newest rows only (300), carrying along at most one file of other rows, as the closed rows
+    lie in files of their own. Then a late load (P4, ten keys, a cursor between P1's and P2's) and a load run again
+    (P2) recompute the touched keys' whole history. The tables equal all loads' history at once."""
+    monkeypatch.setattr(delta, "KEY_ORDERED_FILE_ROWS", 100)
+    caplog.set_level("INFO", logger="lakenorm")
+    packages = [{"load_id": f"P{i}", "created_at": f"2024-01-0{i + 1}T00:00:00Z",
+                 "records": [{"id": k, "v": f"v{seq}", "seq": seq} for k in range(1, 301 if i < 4 else 11)]}
+                for i, seq in enumerate([0, 2, 4, 6, 3])]
+    case = {**load_case("scd/cursor_order.json"), "packages": packages}
+    plan, config = plan_of(case), case_config(tmp_path, case)
+    path = config.table_path("src", f"{STREAM}_scd")
+    commits = []
+    for package in [*packages, packages[2]]:
+        write_dedup_tables(spark, SourceTables.of(config, "src"), plan, raw_frame(spark, [package]),
+                           [package["load_id"]])
+        commits.append(DeltaTable.forPath(spark, path).history(1).first())
+    for update in commits[1:4]:
+        assert update["operationParameters"]["predicate"].endswith(" AND `_norm_valid_to` IS NULL")
+        assert int(update["operationMetrics"]["numDeletedRows"]) == 300
+        assert int(update["operationMetrics"]["numCopiedRows"]) <= 100
+    assert [c["operationParameters"]["predicate"] for c in commits[4:]] == [
+        "`id` BETWEEN 1 AND 10", "`id` BETWEEN 1 AND 300"]
+    recomputed = [r.getMessage() for r in caplog.records if "history recomputed" in r.getMessage()]
+    assert len(recomputed) == 2
+    history = scd_history(parse_versions(raw_frame(spark, packages), N, plan.schema), N, plan)
+    assert table_rows(read_table(spark, path)) == table_rows(history)
+    assert read_table(spark, path).count() == 4 * 300 + 10
 
 
 @pytest.mark.parametrize(("deletion_vectors", "merge_from_rows", "ratio", "operation"), [

@@ -20,7 +20,7 @@ from lakenorm_app import commands
 from normalization_core.configuration.config import LakenormConfig, load_config
 from normalization_core.io.delta import read_table
 from normalization_core.io.registry import is_newest_load, normalized_load_ids
-from normalization_core.passes.normalize import pending_packages
+from normalization_core.passes.pending import pending_packages
 from normalization_core.plans.source_tables import SourceTables
 
 from tests.normalization_core.dlt_peer import (

@@ -15,7 +15,8 @@ from normalization_core.configuration.config import parse_config
 from normalization_core.errors import PackageError
 from normalization_core.io.delta import read_table
 from normalization_core.io.load_packages import discover_packages
-from normalization_core.passes.normalize import loads_input_bytes, normalize_load, normalize_loads, pending_input_bytes
+from normalization_core.passes.normalize import normalize_load, normalize_loads
+from normalization_core.passes.pending import loads_input_bytes, pending_input_bytes
 from normalization_core.runtime import spark as spark_settings
 
 STREAMS = {"events": {"destination_sync_mode": "overwrite"}}

@@ -11,7 +11,8 @@ from lakenorm_app.samples import SampleSpec, write_sample_packages
 from normalization_core.configuration.config import parse_config
 from normalization_core.errors import PackageError, UnknownLoadError
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.passes.normalize import normalize_load, pending_packages
+from normalization_core.passes.normalize import normalize_load
+from normalization_core.passes.pending import pending_packages
 
 CREATED = "2024-06-01T00:00:00Z"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.configuration.config import parse_config
-from normalization_core.dispositions import append_dedup as dedup_load
+from normalization_core.dispositions import dedup_writes
 from normalization_core.io.delta import read_table
 from normalization_core.passes.normalize import normalize_load
 from normalization_core.runtime import spark as spark_settings
@@ -21,14 +21,14 @@ def test_a_small_pass_compiles_its_expressions_once_a_history_it_rewrites_is_lar
     config = parse_config({"warehouse": "wh", "sources": [{"name": "shop", "landing": "landing",
                                                            "catalog": "catalog.json"}]}, base_dir=tmp_path)
     monkeypatch.setattr(spark_settings, "COMPILED_REWRITE_ROWS", 30)
-    modes, rewrite = [], dedup_load.replace_slice
+    modes, rewrite = [], dedup_writes.replace_slice
 
     def recording_mode(session, path, *args, **kwargs):
         if path.endswith("orders_scd"):
             modes.append(session.conf.get(FACTORY_MODE))
         return rewrite(session, path, *args, **kwargs)
 
-    monkeypatch.setattr(dedup_load, "replace_slice", recording_mode)
+    monkeypatch.setattr(dedup_writes, "replace_slice", recording_mode)
     history = config.table_path("shop", "orders_scd")
     held = []
     for load_id in ids:

@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 
 from normalization_core.configuration.config import LakenormConfig, load_config
 from normalization_core.io.delta import read_table
-from normalization_core.passes.normalize import loads_input_bytes
+from normalization_core.passes.pending import loads_input_bytes
 from normalization_core.runtime.spark import QUICK_START_JAVA_OPTIONS, session_conf
 from tests.normalization_core.dlt_peer import run_dlt, table_differences, write_package
 from tests.normalization_core.table_snapshots import write_config

@@ -7,7 +7,8 @@ import pytest
 from lakenorm_app.samples import SampleSpec, write_catalog, write_sample_packages
 from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import is_delta_table, read_table
-from normalization_core.passes.normalize import normalize_loads, pending_packages
+from normalization_core.passes.normalize import normalize_loads
+from normalization_core.passes.pending import pending_packages
 from pipeline_assets.factories import build_source_assets
 from pipeline_assets.resources import SparkSessionResource
 

@@ -57,12 +57,14 @@ def test_polling_registers_new_packages_once_and_requests_one_run_over_them(tmp_
         assert [r.partition_key for r in third.run_requests] == later
 
 
-def test_the_maintenance_job_keeps_the_history_and_current_tables_of_dedup_streams_in_key_order(tmp_path):
+def test_the_maintenance_job_keeps_the_current_tables_of_dedup_streams_in_key_order_and_histories_newest_first(
+        tmp_path):
     config = load_config(write_demo_files(tmp_path, SampleSpec(packages=1, orders=2, customers=1, events=1)))
     source = config.source("shop")
     tables = maintained_tables(SourceTables(config, source), known_streams(config, source), stream_plans(source))
     assert {t: keys for t, keys in tables.items() if keys} == {
-        "orders_scd": ("id",), "orders": ("id",), "customers_scd": ("id",), "customers": ("id",)}
+        "orders_scd": ("_norm_valid_to", "id"), "orders": ("id",), "customers_scd": ("_norm_valid_to", "id"),
+        "customers": ("id",)}
     assert {"_norm_raw_orders", "orders__line_items", "events", "_norm_loads"} <= set(tables)
 
 

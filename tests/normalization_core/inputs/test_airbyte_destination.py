@@ -19,7 +19,8 @@ from normalization_core.inputs.listing import list_files
 from normalization_core.io.delta import read_table
 from normalization_core.io.load_writes import replace_loads
 from normalization_core.io.local_rows import local_rows
-from normalization_core.passes.normalize import normalize_loads, pending_packages
+from normalization_core.passes.normalize import normalize_loads
+from normalization_core.passes.pending import pending_packages
 
 DAY = "2024_06_01_1717200000000"
 

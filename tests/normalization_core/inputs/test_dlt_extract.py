@@ -14,7 +14,8 @@ from normalization_core.configuration.config import parse_config
 from normalization_core.inputs import source_input
 from normalization_core.io.delta import read_table
 from normalization_core.io.load_packages import Discovery
-from normalization_core.passes.normalize import normalize_loads, pending_packages
+from normalization_core.passes.normalize import normalize_loads
+from normalization_core.passes.pending import pending_packages
 
 dlt = pytest.importorskip("dlt")
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")

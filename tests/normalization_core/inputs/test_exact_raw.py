@@ -15,7 +15,8 @@ import pytest
 from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
 from normalization_core.naming.conventions import system_names
-from normalization_core.passes.normalize import normalize_loads, pending_packages
+from normalization_core.passes.normalize import normalize_loads
+from normalization_core.passes.pending import pending_packages
 from normalization_core.passes.rebuild import rebuild_stream
 from normalization_core.plans.source_tables import SourceTables
 

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from normalization_core.configuration.config import parse_config
 from normalization_core.inputs import source_input
 from normalization_core.naming.conventions import system_names
-from normalization_core.passes.normalize import pending_packages
+from normalization_core.passes.pending import pending_packages
 from normalization_core.transform import raw as R
 from tests.normalization_core.inputs.test_exact_raw import KINDS, _write
 

@@ -12,7 +12,8 @@ from normalization_core.configuration.config import parse_config
 from normalization_core.inputs.listing import list_files
 from normalization_core.inputs.singer_scan import scan_with_spark, scan_without_jvm
 from normalization_core.io.delta import read_table
-from normalization_core.passes.normalize import normalize_loads, pending_input_bytes, pending_packages
+from normalization_core.passes.normalize import normalize_loads
+from normalization_core.passes.pending import pending_input_bytes, pending_packages
 
 RUN = Path(__file__).parents[2] / "cases" / "inputs" / "singer_run.jsonl"
 

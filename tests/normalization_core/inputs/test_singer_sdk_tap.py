@@ -10,7 +10,8 @@ from pathlib import Path
 
 from normalization_core.configuration.config import parse_config
 from normalization_core.io.delta import read_table
-from normalization_core.passes.normalize import normalize_loads, pending_packages
+from normalization_core.passes.normalize import normalize_loads
+from normalization_core.passes.pending import pending_packages
 
 TAP = Path(__file__).parent / "sdk_tap.py"
 RECORDS = Path(__file__).parents[2] / "cases" / "inputs" / "sdk_tap_users.json"

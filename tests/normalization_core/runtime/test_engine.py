@@ -215,3 +215,23 @@ def test_a_run_that_loses_its_engine_fails_in_one_line_and_its_retry_after_engin
         except Exception as err:  # noqa: BLE001
             unreadable[table] = str(err).splitlines()[0]
     assert unreadable == {}
+
+
+@pytest.mark.slow
+def test_a_load_normalized_after_a_newer_one_recomputes_its_keys_history_over_the_engine(
+        running_engine, classic, spark, tmp_path):
+    """The second package normalized first, then the first, whose versions of the keys both hold are older: over
+    Spark Connect too, the late load's history write finds that within the write, fails before it commits, and
+    recomputes the keys' whole history. The tables equal one classic pass over both."""
+    started, directory = running_engine
+    config_file = write_project(tmp_path, {**ENGINE_CONF, "remote": started.address})
+    first, second = load_ids(config_file)
+    for load_id in (second, first):
+        code, _, err = finished(lakenorm(config_file, directory, "normalize", "--source", SOURCE, "--load-id", load_id))
+        assert code == 0, err[-3000:]
+    found, expected = (without_written_counts(rows) for rows in (table_rows(spark, config_file), classic.rows[SOURCE]))
+    assert found == expected, [t for t in found if found[t] != expected.get(t)]
+    config = load_config(config_file)
+    history = DeltaTable(SourceTables(config, config.source(SOURCE)).path("orders_scd")).history()
+    late = max(history, key=lambda commit: commit["version"])["operationParameters"]["predicate"]
+    assert late.startswith("`id` BETWEEN") and "_norm_valid_to" not in late  # the range's rows, all of them
