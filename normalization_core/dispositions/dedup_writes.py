@@ -90,8 +90,10 @@ class MergeWrites(StreamWrites):
 
     def _target_rows(self, newest_only: bool) -> str | None:
         key_range = None if self.touched.range is None else self.touched.range.predicate(TARGET)
-        newest = newest_rows(self.names, TARGET) if newest_only else None
-        return " AND ".join(p for p in (key_range, newest) if p) or None
+        if not newest_only:
+            return key_range
+        newest = newest_rows(self.names, TARGET)
+        return newest if key_range is None else f"{key_range} AND {newest}"
 
     def _history_source(self, newest_only: bool) -> DataFrame:
         names, cols, keys = self.names, self.cols, self.touched.keys

@@ -19,7 +19,8 @@ from tests.normalization_core.test_connect_api import ROOT, library_modules
 
 QUOTING = {"column_name", "string_literal", "table_ref", "in_list", "text_map", "sql_literal", "field_name"}
 """Functions whose result is quoted SQL text (`transform/sql_text.py`, `scd.sql_literal` for key bounds)."""
-SQL_BUILDERS = {"value_kind", "_string_kind", "_children", "predicate", "quarantine_predicate", "_hours"}
+SQL_BUILDERS = {"value_kind", "_string_kind", "_children", "predicate", "quarantine_predicate", "_hours", "newest_rows",
+                "_target_rows"}
 """Functions that return SQL text: what each returns is checked where it is defined."""
 SAFE_CALLS = {"temp_view", "int", "float"}
 """Calls whose result is safe in SQL text: a generated view name, a number."""
