@@ -236,7 +236,8 @@ def appended_history(incoming: DataFrame, newest: DataFrame, names: SystemNames,
     concurrent load's commit cannot come between the check and the write, and per key, with no Spark job of its own."""
     base = [c for c in incoming.columns if c in newest.columns]
     rows = (incoming.withColumn(APPENDED, F.lit(True))
-            .unionByName(newest.select(*[col(c) for c in base]).withColumn(APPENDED, F.lit(False))))
+            .unionByName(newest.select(*[col(c) for c in base]).withColumn(APPENDED, F.lit(False)),
+                         allowMissingColumns=True))  # (a column new in these loads: NULL in the rows held)
     per_key = Window.partitionBy(*[col(k) for k in cols.keys])
     held, cursor = ~F.col(APPENDED), cursor_column(names, cols)
     rows_held = F.count_if(held).over(per_key)

@@ -254,6 +254,26 @@ def test_updates_in_cursor_order_leave_the_closed_history_rows_alone_and_a_late_
     assert read_table(spark, path).count() == 4 * 300 + 10
 
 
+def test_a_load_in_cursor_order_bringing_a_new_column_adds_it_to_the_history(spark, tmp_path, load_case):
+    """Keys 1 and 2 loaded, then key 1 updated by a load whose records carry a new field `w` (its catalog now
+    declares it): the update replaces only the newest rows, and the history gains the column, NULL in older rows."""
+    packages = [{"load_id": "P0", "created_at": "2024-01-01T00:00:00Z",
+                 "records": [{"id": 1, "v": "a", "seq": 0}, {"id": 2, "v": "a", "seq": 0}]},
+                {"load_id": "P1", "created_at": "2024-01-02T00:00:00Z",
+                 "records": [{"id": 1, "v": "b", "seq": 1, "w": "x"}]}]
+    case = {**load_case("scd/cursor_order.json"), "packages": packages}
+    wider = {**case, "schema": {**case["schema"], "w": {"type": ["null", "string"]}}}
+    config = case_config(tmp_path, case)
+    for package, catalog in zip(packages, (case, wider)):
+        write_dedup_tables(spark, SourceTables.of(config, "src"), plan_of(catalog), raw_frame(spark, [package]),
+                           [package["load_id"]])
+    path = config.table_path("src", f"{STREAM}_scd")
+    commit = DeltaTable.forPath(spark, path).history(1).first()
+    assert commit["operationParameters"]["predicate"].endswith(" AND `_norm_valid_to` IS NULL")
+    rows = sorted((r["id"], r["v"], r["w"], r[N.is_current]) for r in read_table(spark, path).collect())
+    assert rows == [(1, "a", None, False), (1, "b", "x", True), (2, "a", None, True)]
+
+
 @pytest.mark.parametrize(("deletion_vectors", "merge_from_rows", "ratio", "operation"), [
     (False, 100, 100, "WRITE"), (True, 100_000, 100, "WRITE"), (True, 100, 1_000, "WRITE"), (True, 100, 100, "MERGE")])
 def test_with_deletion_vectors_a_large_history_takes_an_update_by_merge_on_read(
