@@ -111,7 +111,7 @@ LOCK_VENV := .lakenorm/lock-venv
 lock:
 	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/pip install --quiet --disable-pip-version-check -e ".[ui,deploy,test,docs,bench]"
-	{ sed -n '/^#/p;/^#/!q' $(CONSTRAINTS); $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > $(CONSTRAINTS).new
+	{ sed -n '/^#/p;/^#/!q' $(CONSTRAINTS); $(LOCK_VENV)/bin/pip freeze --all --exclude-editable | grep -v '^pip=='; } > $(CONSTRAINTS).new
 	mv $(CONSTRAINTS).new $(CONSTRAINTS) && rm -rf $(LOCK_VENV)
 
 $(JARS): $(STAMP)
