@@ -1,14 +1,17 @@
 # Two commands do all the set-up: `make demo` and `make test`.
-# Each creates or refreshes .venv, installs lakenorm, resolves Delta's jars from Maven Central
-# into .lakenorm/jars once, then does its job. Later runs download nothing and work offline.
+# Each creates or refreshes .venv, installs lakenorm with the locked versions of constraints.txt, resolves Delta's
+# jars from Maven Central into .lakenorm/jars once, then does its job. Later runs download nothing and work offline.
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# The test extras (dlt, DuckDB, moto, singer-sdk, polars: the peers and services the tests and the stack run)
-# and the docs extra (MkDocs + Material: the suite builds the docs strictly): `make test` installs them, `make demo`
-# does not need them.
+# The exact set every install below uses (pyproject.toml has the ranges): `make lock` writes it again.
+CONSTRAINTS := constraints.txt
+PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS)
+# The test extras (dlt, DuckDB, moto, singer-sdk, polars, uv: the peers and services the tests and the stack run),
+# the docs extra (MkDocs + Material: the suite builds the docs strictly) and the stack's (dagster-postgres):
+# `make test` installs them, `make demo` does not need them (it installs lakenorm with Dagster's UI).
 TEST_STAMP := $(VENV)/.installed-test
 JARS := .lakenorm/jars/jars.txt
 # hadoop-aws + the AWS SDK bundle (~690 MB) for s3a:// locations: the tests need them, the demo does not.
@@ -21,7 +24,7 @@ export DAGSTER_HOME := $(CURDIR)/.lakenorm/dagster_home
 
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test test-fast ui screenshots bench bench-small clean stack-up stack-down stack-demo stack-status docs docs-serve
+.PHONY: lock demo test test-fast ui screenshots bench bench-small clean stack-up stack-down stack-demo stack-status docs docs-serve
 
 demo: $(STAMP) $(JARS) $(CLASSES)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
@@ -85,22 +88,31 @@ screenshots: $(STAMP) $(JARS)
 	npm ci --prefix docs/screenshots --no-audit --no-fund
 	$(PY) docs/make_screenshots.py --out docs
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e .
+	$(PIP_INSTALL) -e ".[ui]"
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test,docs]"
+	$(PIP_INSTALL) -e ".[test,docs,deploy]"
 	touch $(TEST_STAMP)
 
 $(DOCS_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[docs]"
+	$(PIP_INSTALL) -e ".[docs]"
 	touch $(DOCS_STAMP)
 
 $(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[test,bench]"
+	$(PIP_INSTALL) -e ".[test,bench]"
 	touch $(BENCH_STAMP)
+
+# constraints.txt again from the newest versions pyproject.toml's ranges allow (every extra), resolved in a
+# venv of its own; then `make test` installs and tests them. Needs the package registry.
+LOCK_VENV := .lakenorm/lock-venv
+lock:
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --quiet --disable-pip-version-check -e ".[ui,deploy,test,docs,bench]"
+	{ sed -n '/^#/p;/^#/!q' $(CONSTRAINTS); $(LOCK_VENV)/bin/pip freeze --all --exclude-editable | grep -v '^pip=='; } > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS) && rm -rf $(LOCK_VENV)
 
 $(JARS): $(STAMP)
 	$(PY) -m normalization_core.runtime.jars

@@ -18,10 +18,12 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from normalization_core.api import load_config
 from pipeline_assets.definitions import DEMO_CONFIG, build_definitions
+from pipeline_assets.scaffolder import LakenormScaffolder
 from pipeline_assets.translation import TRANSLATION_RESOLVER, Translation
 from pipeline_assets.translator import LakenormTableProps, LakenormTranslator, default_spec_attributes
 
 
+@dg.scaffold_with(LakenormScaffolder)
 class LakenormComponent(dg.Component, dg.Resolvable, dg.Model):
     """Every table of a lakenorm configuration as an asset of the project, with its checks, jobs, landing
     sensors and schedules. The settings apply to every table in this order: the default translation
