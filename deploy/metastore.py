@@ -26,6 +26,8 @@ class Metastore:
     folder: Path
     port: int
     postgres: services.Postgres
+    log_file: Path | None = None
+    """Its output (default `<folder>/metastore.log`)."""
 
     @property
     def uri(self) -> str:
@@ -39,7 +41,7 @@ class Metastore:
 
     @property
     def log(self) -> Path:
-        return self.folder / "metastore.log"
+        return self.log_file or self.folder / "metastore.log"
 
     def settings(self) -> dict[str, str]:
         return {

@@ -7,7 +7,7 @@
     python -m deploy.stack down    # stops every service and forgets the stack's state (the S3 server is in memory)
 
 State under `--root` (default .lakenorm/stack): stack.json (ports), run/<service>.pid, logs/<service>.log,
-postgres/ (the instance's and the metastore's databases), metastore/ (its configuration, log and database
+postgres/ (the instance's and the metastore's databases), metastore/ (its configuration and the schemas'
 folders), spark/ (worker folders), engine/ (the engine's state and log), dagster_home/,
 lakenorm.yaml, catalog.json. Every run goes through the engine (`spark.remote`): one warm driver for all runs.
 """
@@ -31,10 +31,11 @@ BUCKET = "lakenorm"
 SOURCE = "shop"
 # The S3 server's test credentials; a real bucket takes the environment's (see deploy/README.md).
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-PREFERRED_PORTS = {"postgres": 55432, "metastore": 9083, "s3": 9000, "spark": 7077, "engine": 15002, "webserver": 3000}
+PREFERRED_PORTS = {"postgres": 55432, "metastore": 9083, "s3": 9000, "spark": 7077, "engine": 15002,
+                   "webserver": 3000}
 WORKERS, WORKER_CORES, WORKER_MEMORY = 2, 2, "2g"
-SERVICES = ["metastore", "s3", "spark-master", *(f"spark-worker-{i}" for i in range(WORKERS)), "engine", "dagster-daemon",
-            "dagster-webserver"]
+SERVICES = ["metastore", "s3", "spark-master", *(f"spark-worker-{i}" for i in range(WORKERS)), "engine",
+            "dagster-daemon", "dagster-webserver"]
 
 
 class Stack:
@@ -55,7 +56,7 @@ class Stack:
         return services.Postgres(self.root / "postgres", self.ports()["postgres"])
 
     def metastore(self) -> Metastore:
-        return Metastore(self.root / "metastore", self.ports()["metastore"], self.postgres())
+        return Metastore(self.root / "metastore", self.ports()["metastore"], self.postgres(), self.log("metastore"))
 
     def pid(self, service: str) -> int | None:
         path = self.pid_file(service)
@@ -188,7 +189,8 @@ def status(stack: Stack) -> int:
         print("the stack is down")
         return 1
     ports = stack.ports()
-    addresses = {"metastore": stack.metastore().uri, "s3": f"http://127.0.0.1:{ports['s3']}", "spark-master": f"spark://127.0.0.1:{ports['spark']}",
+    addresses = {"metastore": stack.metastore().uri, "s3": f"http://127.0.0.1:{ports['s3']}",
+                 "spark-master": f"spark://127.0.0.1:{ports['spark']}",
                  "engine": f"sc://127.0.0.1:{ports['engine']}",
                  "dagster-webserver": f"http://127.0.0.1:{ports['webserver']}"}
     print(f"{'postgres':<20} {'up' if stack.postgres().running() else 'DOWN':<5} 127.0.0.1:{ports['postgres']}")
