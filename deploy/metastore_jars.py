@@ -92,8 +92,7 @@ def ensure_client_jars() -> list[str]:
 
 def client_settings() -> dict[str, str]:
     """The `spark:` settings of a driver whose catalog is this metastore server: Spark's Hive 4.0.1 client from
-    the jar cache (with `hive.metastore.uris`, which names the server)."""
-    ensure_client_jars()
+    the jar cache (`ensure_client_jars`; with `hive.metastore.uris`, which names the server)."""
     return {"spark.sql.hive.metastore.version": HIVE_VERSION, "spark.sql.hive.metastore.jars": "path",
             "spark.sql.hive.metastore.jars.path": f"{client_jars_dir().as_uri()}/*.jar"}
 

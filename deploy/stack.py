@@ -22,7 +22,7 @@ from pathlib import Path
 
 from deploy import services
 from deploy.metastore import Metastore
-from deploy.metastore_jars import client_settings
+from deploy.metastore_jars import client_settings, ensure_client_jars
 from normalization_core.runtime import engine as engines
 from normalization_core.runtime.jars import ensure_s3_jars
 
@@ -133,6 +133,7 @@ def start_metastore(stack: Stack) -> None:
     """Hive's schema in its own PostgreSQL database (Hive's schema tool), then the server."""
     metastore = stack.metastore()
     print(f"Hive metastore {metastore.uri} (the tables by name for every driver; its schema in PostgreSQL)")
+    ensure_client_jars()  # (the engine's client of it)
     metastore.init_schema()
     stack.remember("metastore", metastore.start().pid)
 

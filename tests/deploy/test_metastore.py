@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from deploy.metastore import metastore
-from deploy.metastore_jars import client_settings
+from deploy.metastore_jars import client_settings, ensure_client_jars
 from deploy.services import executor_dirs, free_port, postgres, standalone_cluster
 from normalization_core.api import load_config
 from normalization_core.runtime import engine as engines
@@ -60,6 +60,7 @@ def run_drivers(configs: dict[str, Path], results: Path, log: Path) -> None:
 def test_the_engine_a_local_driver_and_a_cluster_job_share_one_metastore_at_once(tmp_path):
     for source, load_id, orders in (("shop", "L1", 4), ("crm", "C1", 3)):
         write_package(tmp_path / "landing" / source, source, load_id, orders)
+    ensure_client_jars()
     results, logs = tmp_path / "results", tmp_path / "logs"
     results.mkdir()
     logs.mkdir()
