@@ -16,6 +16,8 @@ TEST_STAMP := $(VENV)/.installed-test
 JARS := .lakenorm/jars/jars.txt
 # hadoop-aws + the AWS SDK bundle (~690 MB) for s3a:// locations: the tests need them, the demo does not.
 S3_JARS := .lakenorm/jars/s3/jars.txt
+# Apache Hive's metastore server and the Hive client Spark talks to it with (~350 MB): the stack's catalog.
+METASTORE_JARS := .lakenorm/jars/metastore/jars.txt
 # The driver JVM's class archive (~200 MB): Spark's and Delta's classes as a recorded run loaded them, so a cold
 # JVM maps them instead of loading and verifying them (normalization_core/runtime/class_archive.py). ~1 min, once.
 CLASSES := .lakenorm/jars/jvm-classes.json
@@ -30,7 +32,7 @@ demo: $(STAMP) $(JARS) $(CLASSES)
 	$(VENV)/bin/lakenorm demo --root .lakenorm
 
 # Two worker processes, each with its own SparkSession; a test module stays on one worker.
-test: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
+test: $(TEST_STAMP) $(JARS) $(S3_JARS) $(METASTORE_JARS) $(CLASSES)
 	$(PY) -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25
 
 test-fast: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
@@ -60,7 +62,7 @@ ui: $(STAMP) $(JARS) $(CLASSES)
 
 # The whole deployment on this machine, every service on loopback (deploy/README.md): PostgreSQL, an S3 server,
 # a Spark master and 2 workers, dagster-daemon and dagster-webserver. State, pids and logs in .lakenorm/stack.
-stack-up: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
+stack-up: $(TEST_STAMP) $(JARS) $(S3_JARS) $(METASTORE_JARS) $(CLASSES)
 	$(PY) -m deploy.stack up
 
 stack-demo: $(TEST_STAMP) $(JARS) $(S3_JARS) $(CLASSES)
@@ -119,6 +121,9 @@ $(JARS): $(STAMP)
 
 $(S3_JARS): $(STAMP)
 	$(PY) -m normalization_core.runtime.jars --s3
+
+$(METASTORE_JARS): $(STAMP)
+	$(PY) -m deploy.metastore_jars
 
 $(CLASSES): $(JARS) $(STAMP)
 	$(PY) -m lakenorm_app.record_classes && touch $(CLASSES)

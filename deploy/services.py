@@ -207,10 +207,14 @@ class Postgres:
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off"
         subprocess.run(_as_pg_user([_pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(self.data / "server.log"),
                                     "-o", options, "-w", "-t", "60", "start"]), check=True, capture_output=True)
+        self.create_database(self.database)
+
+    def create_database(self, name: str) -> None:
+        """A database of the cluster, owned by its user (one that exists already is left as it is)."""
         created = subprocess.run([_pg_bin("createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user,
-                                  self.database], capture_output=True, text=True)
+                                  name], capture_output=True, text=True)
         if created.returncode != 0 and "already exists" not in created.stderr:
-            raise RuntimeError(f"createdb {self.database}: {created.stderr.strip()}")
+            raise RuntimeError(f"createdb {name}: {created.stderr.strip()}")
 
     def stop(self) -> None:
         if (self.data / "postmaster.pid").is_file():

@@ -1,13 +1,14 @@
 """The whole deployment on one machine, every service on loopback:
 
-    python -m deploy.stack up      # PostgreSQL, S3 server + bucket, Spark master + 2 workers, the engine (a Spark
-                                   # Connect server on the master), Dagster daemon + UI
+    python -m deploy.stack up      # PostgreSQL, a Hive metastore, S3 server + bucket, Spark master + 2 workers,
+                                   # the engine (a Spark Connect server on the master), Dagster daemon + UI
     python -m deploy.stack demo    # sample packages into the bucket; the daemon's sensor runs them on the workers
     python -m deploy.stack status  # each service: pid, address, alive or not
     python -m deploy.stack down    # stops every service and forgets the stack's state (the S3 server is in memory)
 
 State under `--root` (default .lakenorm/stack): stack.json (ports), run/<service>.pid, logs/<service>.log,
-postgres/ (the instance database), spark/ (worker folders), engine/ (the engine's state and log), dagster_home/,
+postgres/ (the instance's and the metastore's databases), metastore/ (its configuration and the schemas'
+folders), spark/ (worker folders), engine/ (the engine's state and log), dagster_home/,
 lakenorm.yaml, catalog.json. Every run goes through the engine (`spark.remote`): one warm driver for all runs.
 """
 from __future__ import annotations
@@ -20,6 +21,8 @@ import sys
 from pathlib import Path
 
 from deploy import services
+from deploy.metastore import Metastore
+from deploy.metastore_jars import client_settings, ensure_client_jars
 from normalization_core.runtime import engine as engines
 from normalization_core.runtime.jars import ensure_s3_jars
 
@@ -28,10 +31,11 @@ BUCKET = "lakenorm"
 SOURCE = "shop"
 # The S3 server's test credentials; a real bucket takes the environment's (see deploy/README.md).
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-PREFERRED_PORTS = {"postgres": 55432, "s3": 9000, "spark": 7077, "engine": 15002, "webserver": 3000}
+PREFERRED_PORTS = {"postgres": 55432, "metastore": 9083, "s3": 9000, "spark": 7077, "engine": 15002,
+                   "webserver": 3000}
 WORKERS, WORKER_CORES, WORKER_MEMORY = 2, 2, "2g"
-SERVICES = ["s3", "spark-master", *(f"spark-worker-{i}" for i in range(WORKERS)), "engine", "dagster-daemon",
-            "dagster-webserver"]
+SERVICES = ["metastore", "s3", "spark-master", *(f"spark-worker-{i}" for i in range(WORKERS)), "engine",
+            "dagster-daemon", "dagster-webserver"]
 
 
 class Stack:
@@ -50,6 +54,9 @@ class Stack:
 
     def postgres(self) -> services.Postgres:
         return services.Postgres(self.root / "postgres", self.ports()["postgres"])
+
+    def metastore(self) -> Metastore:
+        return Metastore(self.root / "metastore", self.ports()["metastore"], self.postgres(), self.log("metastore"))
 
     def pid(self, service: str) -> int | None:
         path = self.pid_file(service)
@@ -75,15 +82,20 @@ class Stack:
 
 def lakenorm_config(stack: Stack) -> dict:
     """The configuration every run reads: landing and warehouse in the bucket, every run a client of the engine,
-    whose driver runs its jobs on the standalone master."""
+    whose driver runs its jobs on the standalone master; the tables by name (`shop.<table>`) in the metastore."""
     ports = stack.ports()
+    metastore = stack.metastore()
     s3a_jars = ":".join(ensure_s3_jars())  # the workers run on this machine: its jar cache, nothing shipped
     return {
         "warehouse": f"s3a://{BUCKET}/warehouse",
-        "sources": [{"name": SOURCE, "landing": f"s3a://{BUCKET}/landing/{SOURCE}", "catalog": "catalog.json"}],
+        "sources": [{"name": SOURCE, "landing": f"s3a://{BUCKET}/landing/{SOURCE}", "catalog": "catalog.json",
+                     "register": {"schema": SOURCE}}],
         "spark": {"master": f"spark://127.0.0.1:{ports['spark']}", "remote": f"sc://127.0.0.1:{ports['engine']}",
                   "spark.cores.max": "2", "spark.executor.cores": "1", "spark.executor.memory": "512m",
                   "spark.driver.memory": "2g",
+                  # the catalog: names and locations in the metastore, a schema's own folder on this machine
+                  "hive.metastore.uris": metastore.uri, "spark.sql.warehouse.dir": metastore.warehouse.as_uri(),
+                  **client_settings(),
                   "spark.driver.extraClassPath": s3a_jars, "spark.executor.extraClassPath": s3a_jars},
         "object_store": {"endpoint": f"http://127.0.0.1:{ports['s3']}", "region": "us-east-1"},
     }
@@ -102,6 +114,7 @@ def up(stack: Stack) -> int:
     print(f"PostgreSQL 127.0.0.1:{ports['postgres']} (Dagster's runs, events, sensor ticks)")
     stack.postgres().init()
     stack.postgres().start()
+    start_metastore(stack)
     start_object_store(stack, ports["s3"])
     start_spark(stack, ports["spark"])
     write_files(stack)
@@ -114,6 +127,15 @@ def up(stack: Stack) -> int:
     stack.remember("dagster-webserver", webserver.pid)
     print(f"up: Dagster UI http://127.0.0.1:{ports['webserver']}  (logs in {stack.root / 'logs'})")
     return 0
+
+
+def start_metastore(stack: Stack) -> None:
+    """Hive's schema in its own PostgreSQL database (Hive's schema tool), then the server."""
+    metastore = stack.metastore()
+    print(f"Hive metastore {metastore.uri} (the tables by name for every driver; its schema in PostgreSQL)")
+    ensure_client_jars()  # (the engine's client of it)
+    metastore.init_schema()
+    stack.remember("metastore", metastore.start().pid)
 
 
 def start_object_store(stack: Stack, port: int) -> None:
@@ -168,7 +190,8 @@ def status(stack: Stack) -> int:
         print("the stack is down")
         return 1
     ports = stack.ports()
-    addresses = {"s3": f"http://127.0.0.1:{ports['s3']}", "spark-master": f"spark://127.0.0.1:{ports['spark']}",
+    addresses = {"metastore": stack.metastore().uri, "s3": f"http://127.0.0.1:{ports['s3']}",
+                 "spark-master": f"spark://127.0.0.1:{ports['spark']}",
                  "engine": f"sc://127.0.0.1:{ports['engine']}",
                  "dagster-webserver": f"http://127.0.0.1:{ports['webserver']}"}
     print(f"{'postgres':<20} {'up' if stack.postgres().running() else 'DOWN':<5} 127.0.0.1:{ports['postgres']}")
@@ -190,7 +213,7 @@ def down(stack: Stack) -> int:
     engines.stop(stack.engine_dir())  # (stopped with its group above: this forgets its state)
     stack.postgres().stop()
     # The S3 server kept the bucket in memory: the instance's records of its packages and runs go with it.
-    for folder in ("postgres", "spark", "dagster_home"):
+    for folder in ("postgres", "metastore", "spark", "dagster_home"):
         shutil.rmtree(stack.root / folder, ignore_errors=True)
     stack.state_file.unlink()
     print(f"down (logs kept in {stack.root / 'logs'})")

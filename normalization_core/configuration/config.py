@@ -10,7 +10,8 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from normalization_core.configuration.register import Registration, metastore_defaults, parse_register
+from normalization_core.configuration.register import (Registration, metastore_defaults, metastore_server_settings,
+                                                      parse_register)
 from normalization_core.configuration.schema_settings import (
     ColumnHint,
     SchemaSettings,
@@ -158,7 +159,8 @@ def parse_config(doc: Any, base_dir: Path, where: str = "configuration") -> Lake
     names = [s.name for s in parsed]
     if len(set(names)) != len(names):
         raise ConfigError(where, f"source names must be unique, got {names}")
-    spark = metastore_defaults(_parse_spark(doc.get("spark") or {}), [s.register for s in parsed], warehouse)
+    spark = metastore_defaults(metastore_server_settings(_parse_spark(doc.get("spark") or {})),
+                               [s.register for s in parsed], warehouse)
     if store is not None:  # the user's own `spark.hadoop.fs.s3a.*` settings win
         spark = {**{f"spark.hadoop.{k}": v for k, v in store.hadoop_conf().items()}, **spark}
     return LakenormConfig(warehouse=warehouse, sources=parsed, spark=spark,

@@ -3,7 +3,7 @@
 `register: {schema: shop}` registers every table lakenorm writes for the source as an external Delta table
 `shop.<table>`; `snapshot_views: true` also keeps views `shop_snapshot.<table>` pinned to the last complete load.
 A local driver gets Spark's embedded Hive metastore (Derby) beside the warehouse unless the `spark:` settings
-choose a catalog themselves (`metastore_defaults`).
+choose a catalog themselves (`metastore_defaults`), e.g. a Hive Metastore server (`hive.metastore.uris`).
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from normalization_core.io.storage import is_uri
 
 SNAPSHOT_SUFFIX = "_snapshot"
 CATALOG_IMPLEMENTATION = "spark.sql.catalogImplementation"
+METASTORE_URIS = "hive.metastore.uris"
+"""The `spark:` key naming a Hive Metastore server (`thrift://host:port`): the catalog every driver shares."""
 METASTORE_FOLDER = "metastore"
 """The embedded metastore's folder, beside a local warehouse (`.lakenorm/warehouse` -> `.lakenorm/metastore`)."""
 _METASTORE_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
@@ -42,6 +44,16 @@ def parse_register(doc: Any, where: str) -> Registration | None:
     if doc is None:
         return None
     return Registration(schema=doc["schema"], snapshot_views=doc.get("snapshot_views", False))
+
+
+def metastore_server_settings(spark: Mapping[str, str]) -> dict[str, str]:
+    """`spark` plus what `hive.metastore.uris` means to Spark: the Hive catalog (`spark.sql.catalogImplementation`),
+    its client pointed at that server (`spark.hadoop.hive.metastore.uris`), unless the settings say otherwise.
+    Static settings: a local driver's, or the engine's when it starts (`lakenorm engine start`)."""
+    uris = spark.get(METASTORE_URIS)
+    if uris is None:
+        return dict(spark)
+    return {CATALOG_IMPLEMENTATION: "hive", f"spark.hadoop.{METASTORE_URIS}": uris, **spark}
 
 
 def metastore_defaults(spark: Mapping[str, str], registrations: Sequence[Registration | None],

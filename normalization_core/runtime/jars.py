@@ -10,7 +10,7 @@ import fcntl
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,7 +22,7 @@ HADOOP_AWS = "org.apache.hadoop:hadoop-aws"
 JARS_DIR_ENV = "LAKENORM_JARS_DIR"
 DEFAULT_JARS_DIR = Path(".lakenorm") / "jars"
 S3_SUBDIR = "s3"
-_LIST_FILE = "jars.txt"
+LIST_FILE = "jars.txt"
 
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -56,21 +56,23 @@ def hadoop_aws_coordinate() -> str:
 def cached_jars(directory: Path | None = None) -> list[str] | None:
     """The cached jar paths, or None when the cache is missing or incomplete."""
     directory = directory or jars_dir()
-    listing = directory / _LIST_FILE
+    listing = directory / LIST_FILE
     if not listing.is_file():
         return None
     jars = [str(directory / name) for name in listing.read_text().split()]
     return jars if jars and all(Path(j).is_file() for j in jars) else None
 
 
-def ensure_jars(coordinate: str, directory: Path) -> list[str]:
-    """Cached jars of `coordinate`, resolving them first (one network access) when the cache is empty."""
+def ensure_jars(coordinate: str, directory: Path,
+                resolve: Callable[[str, Path], None] | None = None) -> list[str]:
+    """Cached jars of `coordinate`, resolving them first (one network access) when the cache is empty: by
+    `resolve` (default `resolve_jars`), which writes the jars and their list into `directory`."""
     jars = cached_jars(directory)
     if jars is None:
         with _resolution_lock(directory):  # concurrent runs on a fresh cache: one resolves, the others wait
             jars = cached_jars(directory)
             if jars is None:
-                resolve_jars(coordinate, directory)
+                (resolve or resolve_jars)(coordinate, directory)
                 jars = cached_jars(directory)
     if jars is None:
         raise RuntimeError(f"{coordinate} could not be resolved into {directory}")
@@ -114,7 +116,7 @@ def resolve_jars(coordinate: str, directory: Path) -> None:
     keep = [jar for jar in sorted((ivy / "jars").glob("*.jar")) if not _shipped_by_pyspark(jar.name)]
     for jar in keep:
         os.replace(jar, directory / jar.name)
-    (directory / _LIST_FILE).write_text("\n".join(jar.name for jar in keep) + "\n")
+    (directory / LIST_FILE).write_text("\n".join(jar.name for jar in keep) + "\n")
 
 
 def _shipped_by_pyspark(ivy_jar_name: str) -> bool:

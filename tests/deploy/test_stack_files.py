@@ -13,7 +13,7 @@ from normalization_core.configuration.config import load_config
 
 
 def test_the_stacks_configuration_is_valid_and_points_at_its_services(tmp_path):
-    ports = {"postgres": 5, "s3": 6, "spark": 7, "engine": 9, "webserver": 8}
+    ports = {"postgres": 5, "metastore": 4, "s3": 6, "spark": 7, "engine": 9, "webserver": 8}
     (tmp_path / "dagster_home").mkdir()
     (tmp_path / "stack.json").write_text(json.dumps({"ports": ports}))
     stack = Stack(tmp_path)
@@ -25,6 +25,10 @@ def test_the_stacks_configuration_is_valid_and_points_at_its_services(tmp_path):
     assert config.table_path("shop", "orders") == "s3a://lakenorm/warehouse/shop/orders"
     assert str(config.source("shop").landing) == "s3a://lakenorm/landing/shop"
     assert "hadoop-aws" in config.spark["spark.executor.extraClassPath"]
+    assert config.source("shop").register.schema == "shop"  # shop.<table> by name, in the stack's metastore
+    assert (config.spark["spark.sql.catalogImplementation"], config.spark["spark.hadoop.hive.metastore.uris"]) == \
+        ("hive", "thrift://127.0.0.1:4")
+    assert config.spark["spark.sql.warehouse.dir"] == (tmp_path / "metastore" / "warehouse").as_uri()
     assert stack.env()["LAKENORM_PG_URL"] == "postgresql+psycopg2://dagster@127.0.0.1:5/dagster"
     assert stack.env()["LAKENORM_ENGINE_DIR"] == str(tmp_path / "engine")
 

@@ -71,6 +71,18 @@ def test_register_is_validated_and_brings_the_embedded_metastore_beside_a_local_
         parse(tmp_path, {"register": {"schema": "shop", "snapshot_views": "yes"}})
 
 
+def test_a_metastore_server_named_in_spark_settings_is_the_catalog_instead_of_derby(tmp_path):
+    config = parse(tmp_path, {"register": {"schema": "shop"}}, {"hive.metastore.uris": "thrift://127.0.0.1:9083"})
+    assert config.spark["spark.sql.catalogImplementation"] == "hive"
+    assert config.spark["spark.hadoop.hive.metastore.uris"] == "thrift://127.0.0.1:9083"
+    assert "spark.hadoop.javax.jdo.option.ConnectionURL" not in config.spark  # no embedded Derby beside it
+    assert not (tmp_path / "metastore").exists()
+    two = parse(tmp_path, {}, {"hive.metastore.uris": "thrift://a:9083,thrift://b:9083"})
+    assert two.spark["spark.hadoop.hive.metastore.uris"] == "thrift://a:9083,thrift://b:9083"
+    with pytest.raises(ConfigError, match="hive.metastore.uris"):
+        parse(tmp_path, {}, {"hive.metastore.uris": "http://127.0.0.1:9083"})
+
+
 def test_a_loads_commit_is_found_by_its_tag_also_after_other_loads_commits(spark, tmp_path):
     path = str(tmp_path / "t")
     for load_id in ("A", "B", "A"):  # A, then B, then A again (a re-run): A's newest commit counts

@@ -120,7 +120,7 @@ def test_the_stacks_configuration_names_the_schema_and_is_valid(tmp_path, monkey
 
     monkeypatch.setattr(stack_module, "ensure_s3_jars", lambda: ["/jars/hadoop-aws.jar"])
     (tmp_path / "dagster_home").mkdir()
-    ports = {"postgres": 5, "s3": 6, "spark": 7, "engine": 9, "webserver": 8}
+    ports = {"postgres": 5, "metastore": 4, "s3": 6, "spark": 7, "engine": 9, "webserver": 8}
     (tmp_path / "stack.json").write_text(json.dumps({"ports": ports}))
     stack = stack_module.Stack(tmp_path)
     stack_module.write_files(stack)
