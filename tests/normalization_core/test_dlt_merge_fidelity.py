@@ -38,7 +38,8 @@ def lakenorm_tables(request, spark, tmp_path_factory) -> dict[str, list[dict]]:
     (work / "landing").mkdir()
     stream = {"destination_sync_mode": "append_dedup", "primary_key": CASE["primary_key"]}
     doc = {"warehouse": "wh", "spark": {"master": "local[2]"},
-           "sources": [{"name": "chain", "landing": "landing", "convention": request.param, "streams": {STREAM: stream}}]}
+           "sources": [{"name": "chain", "landing": "landing", "convention": request.param,
+                        "streams": {STREAM: stream}}]}
     (work / "lakenorm.yaml").write_text(yaml.safe_dump(doc))
     config = load_config(work / "lakenorm.yaml")
     for i, records in enumerate(CASE["loads"]):
