@@ -68,6 +68,7 @@ from normalization_core.plans.stream_plans import (
     stream_plans,
 )
 from normalization_core.runtime import engine
+from normalization_core.runtime.engine import engine_session
 from normalization_core.runtime.class_archive import ensure_class_archive
 from normalization_core.runtime.engine_runs import lost_engine_errors, serving
 from normalization_core.runtime.spark import build_spark_session, recording_session, small_input_conf, spark_session
@@ -81,8 +82,8 @@ __all__ = [
     "CONFIG_ENV", "ConfigError", "DEFAULT_CONFIG_FILE", "LakenormConfig", "LakenormError", "SourceConfig",
     "config_schema", "config_yaml", "load_config", "schema_path", "stream_upstream",
     # Spark (`engine`: the local Spark Connect server)
-    "build_spark_session", "engine", "ensure_class_archive", "lost_engine_errors", "recording_session", "serving",
-    "small_input_conf", "spark_session",
+    "build_spark_session", "engine", "engine_session", "ensure_class_archive", "lost_engine_errors",
+    "recording_session", "serving", "small_input_conf", "spark_session",
     # a source's landing, its plans and its tables
     "Disposition", "Settling", "SourceTables", "StreamPlan", "SystemNames", "TableCheck", "history_table",
     "LoadPackage", "keeps_file_ledger", "known_streams", "landed_packages", "landed_since", "record_changed_files",

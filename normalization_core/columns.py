@@ -72,6 +72,17 @@ class SystemNames:
         return bool(self.stream_loads_table)
 
     @property
+    def state_folder(self) -> str:
+        """Folder beside a source's tables (`<warehouse>/<source>/_norm_state/`) holding lakenorm's own state files,
+        so that every other entry there is a table."""
+        return f"{self.prefix}_state"
+
+    @property
+    def earlier_listing_file(self) -> str:
+        """Where earlier versions kept a source's listing cursor, among its tables (`_norm_listing.json`)."""
+        return f"{self.prefix}_listing.json"
+
+    @property
     def upstream_changes(self) -> str:
         """Raw column: changes the producer already made to the record (Airbyte's `_airbyte_meta.changes`)."""
         return f"{self.prefix}_upstream_changes"

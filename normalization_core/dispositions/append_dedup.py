@@ -241,7 +241,7 @@ def scd_history(parsed: ParsedRecords, names: SystemNames, plan: PlannedStream) 
     """The history of every key in `parsed` (from `parse_versions`), computed at once."""
     cols = scd_columns(plan.settings, root_table(plan.schema))
     versions = _versions(parsed, names, plan.load_schema or plan.schema, cols, plan.discards)
-    return history_rows(versions, names, cols, root_table(plan.schema))
+    return history_rows(versions, names, cols)
 
 
 def parse_versions(raw_rows: DataFrame | RawRecords, names: SystemNames, schema: StreamSchema) -> ParsedRecords:

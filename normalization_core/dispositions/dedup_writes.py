@@ -17,7 +17,6 @@ from pyspark.sql import functions as F
 from normalization_core.dispositions.base import PlannedStream, TablesOfSource
 from normalization_core.dispositions.touched_keys import TouchedKeys
 from normalization_core.io.delta import LOG, TARGET, is_delta_table, materialized, merge_by_key, read_table, replace_slice
-from normalization_core.schema.model import root_table
 from normalization_core.transform.internal_columns import DELETE, RECOMPUTED
 from normalization_core.transform.scd import (
     NOT_APPENDED,
@@ -56,7 +55,7 @@ class StreamWrites:
                  paths: dict[str, str]) -> None:
         self.spark, self.source_tables, self.names, self.cols = spark, source_tables, source_tables.names, cols
         self.incoming, self.touched, self.load_ids, self.props = incoming, touched_keys, load_ids, props
-        self.root_doc, self.current_path = root_table(plan.schema), paths[plan.tables[0]]
+        self.current_path = paths[plan.tables[0]]
         self.history_path = paths[self.names.history_table(plan.tables[0])]
 
     def history(self, newest_only: bool = False) -> int:
@@ -79,7 +78,7 @@ class MergeWrites(StreamWrites):
     def history(self, newest_only: bool = False) -> int:
         order = history_order(self.names, self.cols)
         return merge_by_key(self.spark, self.history_path, lambda: self._history_source(newest_only),
-                            [self.names.row_id(self.root_doc)], DELETE, self.props,
+                            [self.names.unique_key_scd], DELETE, self.props,
                             target_rows=self._target_rows(newest_only), order_by=order)
 
     def current(self) -> int:
@@ -98,11 +97,11 @@ class MergeWrites(StreamWrites):
     def _history_source(self, newest_only: bool) -> DataFrame:
         names, cols, keys = self.names, self.cols, self.touched.keys
         if not is_delta_table(self.spark, self.history_path):
-            return history_changes(self.incoming, None, names, cols, self.root_doc, self.load_ids)
+            return history_changes(self.incoming, None, names, cols, self.load_ids)
         # Read lazily: the MERGE reads the history in its own transaction (a concurrent run's commit is then a
         # conflict, retried), never rows read before that run committed (a key with two current versions).
         existing = touched(self.history_near_keys(newest_only), keys, cols)
-        return history_changes(self.incoming, existing, names, cols, self.root_doc, self.load_ids, newest_only)
+        return history_changes(self.incoming, existing, names, cols, self.load_ids, newest_only)
 
     def _current_source(self) -> DataFrame:
         history = materialized(touched(self.history_near_keys(newest_only=True), self.touched.keys, self.cols))
@@ -120,8 +119,7 @@ class KeyRangeWrites(StreamWrites):
             near, keys, cols = self.history_near_keys(newest_only), self.touched.keys, self.cols
             # Read lazily: the write reads the history in its own transaction (see `MergeWrites._history_source`)
             recompute = appended_history if newest_only else recomputed_history
-            recomputed = recompute(self.incoming, touched(near, keys, cols), self.names, cols, self.root_doc,
-                                   self.load_ids)
+            recomputed = recompute(self.incoming, touched(near, keys, cols), self.names, cols, self.load_ids)
             untouched = touched(near, keys, cols, "left_anti").withColumn(RECOMPUTED, F.lit(False))
             return untouched.unionByName(recomputed.withColumn(RECOMPUTED, F.lit(True)), allowMissingColumns=True)
 

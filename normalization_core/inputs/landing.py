@@ -64,20 +64,29 @@ def landed_since(config: LakenormConfig, source: SourceConfig, cursor: str | Non
 def listed_since_last_pass(config: LakenormConfig, source: SourceConfig, done: Done, keep: bool = True,
                            done_before: DoneBefore | None = None) -> Listing:
     """The landing listed from where the source's last pass's listing ended (`inputs.package_listing`), without the
-    units `done` names; `keep`: the cursor is kept for the next pass (beside the source's tables)."""
+    units `done` names; `keep`: the cursor is kept for the next pass (in the source's state folder)."""
     location = listing_cursor_location(config, source)
     cursor = None if location is None else read_cursor(location)
+    if cursor is None and location is not None:  # a warehouse written before the state folder
+        cursor = read_cursor(_state_location(config, source.name, source.naming.names.earlier_listing_file))
     listing = source_input(source).discover_since(config, source, cursor, done, time.time(), done_before)
     if keep and location is not None and listing.cursor is not None and listing.cursor.tells_more_than(cursor):
         write_cursor(location, listing.cursor)
     return listing
 
 
+LISTING_FILE = "listing.json"
+
+
 def listing_cursor_location(config: LakenormConfig, source: SourceConfig) -> Landing | None:
-    """Where the passes over a source keep their listing cursor: `_norm_listing.json` (`_dlt_listing.json`, ...)
-    beside the source's tables; None for a warehouse in an object store other than S3."""
-    name = source.naming.names.loads_table.rsplit("_", 1)[0] + "_listing.json"
-    location = config.table_path(source.name, name)
+    """Where the passes over a source keep their listing cursor: `<warehouse>/<source>/_norm_state/listing.json`
+    (`_dlt_state/`, ... per convention), out of the tables' way; None for a warehouse in an object store other
+    than S3."""
+    return _state_location(config, source.name, f"{source.naming.names.state_folder}/{LISTING_FILE}")
+
+
+def _state_location(config: LakenormConfig, source: str, name: str) -> Landing | None:
+    location = config.table_path(source, name)
     if is_s3(location) and config.object_store is not None:
         return StorePath(location, config.object_store)
     return None if is_uri(location) else Path(location)

@@ -6,8 +6,10 @@ settings a local driver of lakenorm gets (`runtime.spark.session_conf`: Delta's 
 the class archive, errors-only logging). Clients reach it through `spark: {remote: "sc://host:port"}`.
 
 Its state lives in one folder (`engine_dir`): `engine.json` (pid, host, port, started), `engine.log` (the
-server's stdout and stderr). The server runs in a process group of its own, so `stop` ends it (and only it)
-by the recorded pid.
+server's stdout and stderr), and, readable by its user only, `engine.token` (the token its clients present:
+`runtime.engine_token`) and `engine.properties` (the settings that are secrets, such as S3 credentials, kept off the
+server's command line, which any local user can read). The server runs in a process group of its own, so `stop`
+ends it (and only it) by the recorded pid.
 """
 from __future__ import annotations
 
@@ -22,14 +24,26 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
 from normalization_core.errors import LakenormError
+from normalization_core.runtime.engine_token import (
+    SERVER_TOKEN_ENV,
+    engine_token,
+    keep_token,
+    kept_token,
+    write_owner_only,
+)
 from normalization_core.runtime.jars import PROJECT_ROOT
-from normalization_core.runtime.spark import DEFAULT_CONNECT_PORT, REMOTE, remote_address, session_conf
+from normalization_core.runtime.spark import DEFAULT_CONNECT_PORT, REMOTE, connect_session, remote_address, session_conf
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 ENGINE_DIR_ENV = "LAKENORM_ENGINE_DIR"
 STATE_FILE = "engine.json"
 LOG_FILE = "engine.log"
+SECRET_SETTINGS_FILE = "engine.properties"
+SECRET_SETTING_SUFFIXES = (".access.key", ".secret.key", ".session.token")
+"""Settings whose values are credentials (Hadoop's `fs.s3a.*` keys): passed in `SECRET_SETTINGS_FILE`."""
 DEFAULT_HOST = "127.0.0.1"
 START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 30.0
@@ -97,14 +111,28 @@ def server_conf(spark_conf: Mapping[str, str], host: str, port: int) -> dict[str
     return conf
 
 
-def server_command(conf: Mapping[str, str]) -> list[str]:
-    """`spark-submit --class SparkConnectServer` (a class spark-submit runs without an application jar)."""
-    settings = dict(conf)
+def server_command(conf: Mapping[str, str], secrets_file: Path | None = None) -> list[str]:
+    """`spark-submit --class SparkConnectServer` (a class spark-submit runs without an application jar); the
+    settings that are secrets only in `secrets_file` (`keep_secret_settings`), never on the command line."""
+    settings = {k: v for k, v in conf.items() if not is_secret_setting(k)}
     master = settings.pop("spark.master", "local[2]")
     command = [str(spark_home() / "bin" / "spark-submit"), "--master", master, "--class", CONNECT_SERVER_CLASS]
+    if secrets_file is not None:
+        command += ["--properties-file", str(secrets_file)]
     for key, value in settings.items():
         command += ["--conf", f"{key}={value}"]
     return command
+
+
+def is_secret_setting(key: str) -> bool:
+    return key.endswith(SECRET_SETTING_SUFFIXES)
+
+
+def keep_secret_settings(conf: Mapping[str, str], directory: Path) -> Path:
+    """The settings of `conf` that are secrets, as a Spark properties file readable by its user only."""
+    path = directory / SECRET_SETTINGS_FILE
+    write_owner_only(path, "".join(f"{key} {value}\n" for key, value in conf.items() if is_secret_setting(key)))
+    return path
 
 
 def free_port(preferred: int | None = None) -> int:
@@ -160,9 +188,10 @@ def status(directory: Path | None = None) -> EngineStatus:
 
 
 def start(spark_conf: Mapping[str, str] | None = None, host: str = DEFAULT_HOST, port: int = DEFAULT_CONNECT_PORT,
-          directory: Path | None = None, timeout: float = START_TIMEOUT_S) -> Engine:
+          directory: Path | None = None, timeout: float = START_TIMEOUT_S, token: str | None = None) -> Engine:
     """Start the server in the background and return once its port answers; an engine this folder already
-    records as running is returned as it is."""
+    records as running is returned as it is. Its clients must present `token` (default: `engine_token`), kept in
+    the folder's `engine.token`."""
     directory = directory or engine_dir()
     current = status(directory)
     if current.engine is not None and current.state != "stopped":
@@ -171,10 +200,13 @@ def start(spark_conf: Mapping[str, str] | None = None, host: str = DEFAULT_HOST,
         raise LakenormError(f"something else already listens on {host}:{port}: choose another port (--port) or "
                             "stop it")
     directory.mkdir(parents=True, exist_ok=True)
-    command = server_command(server_conf(spark_conf or {"master": "local[2]"}, host, port))
+    conf = server_conf(spark_conf or {"master": "local[2]"}, host, port)
+    command = server_command(conf, keep_secret_settings(conf, directory))
+    token = token or engine_token(spark_conf or {})
+    keep_token(directory, token)
     log = directory / LOG_FILE
     env = {**os.environ, "SPARK_HOME": str(spark_home()), "PYSPARK_PYTHON": sys.executable,
-           "SPARK_LOG_DIR": str(directory), "SPARK_PID_DIR": str(directory)}
+           "SPARK_LOG_DIR": str(directory), "SPARK_PID_DIR": str(directory), SERVER_TOKEN_ENV: token}
     env.pop("SPARK_REMOTE", None)
     env.pop("SPARK_CONNECT_MODE_ENABLED", None)
     with open(log, "ab") as out:
@@ -193,9 +225,11 @@ def start(spark_conf: Mapping[str, str] | None = None, host: str = DEFAULT_HOST,
 
 
 def restart(engine: Engine, directory: Path | None = None, timeout: float = START_TIMEOUT_S) -> Engine:
-    """Stop the engine and start it again with its settings, at its address."""
+    """Stop the engine and start it again with its settings and token, at its address."""
+    token = kept_token(directory or engine_dir())
     stop(directory)
-    return start(engine.conf or None, host=engine.host, port=engine.port, directory=directory, timeout=timeout)
+    return start(engine.conf or None, host=engine.host, port=engine.port, directory=directory, timeout=timeout,
+                 token=token)
 
 
 def rss_bytes(pid: int) -> int | None:
@@ -278,6 +312,17 @@ def _reaped(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return Path(f"/proc/{pid}/stat").exists() and " Z " in Path(f"/proc/{pid}/stat").read_text()
+
+
+def engine_session(directory: Path | None = None, spark_conf: Mapping[str, str] | None = None) -> SparkSession:
+    """A Spark Connect session of the engine recorded in `directory` (default `engine_dir()`), presenting its token:
+    a notebook's or a script's, beside lakenorm's runs (`spark_conf`: session settings `spark.*` to send)."""
+    directory = directory or engine_dir()
+    running = recorded(directory)
+    if running is None or status(directory).state == "stopped":
+        raise LakenormError(f"no engine runs from {directory}: start it with `lakenorm engine start` (or set "
+                            f"{ENGINE_DIR_ENV} to the folder of the one that runs)")
+    return connect_session({**(spark_conf or {}), REMOTE: running.address}, engine_directory=directory)
 
 
 def engine_address(spark_conf: Mapping[str, str]) -> tuple[str, int]:

@@ -24,7 +24,7 @@ from typing import IO
 from normalization_core.errors import LakenormError
 from normalization_core.runtime import engine as engines
 from normalization_core.runtime.settings import byte_size
-from normalization_core.runtime.spark import REMOTE, remote_address
+from normalization_core.runtime.spark import REMOTE, remote_address, shown_remote
 
 ENGINE_MAX_RUNS, ENGINE_MAX_MEMORY = "engine_max_runs", "engine_max_memory"
 """The `spark:` keys of the local engine's recycling limits (validated by the configuration)."""
@@ -127,6 +127,6 @@ def lost_engine_errors(remote: str | None) -> Iterator[None]:
         if engines.answers(host, port):
             raise
         cause = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
-        raise LakenormError(f"lost the Spark Connect engine at {remote} during the run ({cause}): start it again "
+        raise LakenormError(f"lost the Spark Connect engine at {shown_remote(remote)} during the run ({cause}): start it again "
                             "with `lakenorm engine start`, then run again (a load not yet registered is normalized "
                             "again, once)") from None

@@ -21,6 +21,7 @@ from normalization_core.errors import LakenormError
 from normalization_core.runtime.class_archive import DRIVER_JAVA_OPTIONS, recording_options, stop_jvm, with_class_archive
 from normalization_core.runtime.connect import is_connect
 from normalization_core.runtime.credentials import hadoop_credentials
+from normalization_core.runtime.engine_token import client_token, token_channel
 from normalization_core.runtime.jars import ensure_delta_jars, ensure_s3_jars
 from normalization_core.runtime.jvm_output import launch_filtered_gateway, quiet_logging_option
 from normalization_core.runtime.settings import session_settings
@@ -117,6 +118,11 @@ def remote_address(remote: str) -> tuple[str, int]:
     authority = remote.removeprefix("sc://").split("/", 1)[0].split(";", 1)[0]
     host, _, port = authority.partition(":")
     return host, int(port) if port else DEFAULT_CONNECT_PORT
+
+
+def shown_remote(remote: str) -> str:
+    """`remote` as a message shows it: the value of a `;token=` parameter left out."""
+    return re.sub(r"(?i)(;\s*token=)[^;]*", r"\1(hidden)", remote)
 
 
 def session_conf(spark_conf: Mapping[str, str], input_bytes: int | None = None) -> dict[str, str]:
@@ -235,36 +241,39 @@ _CONNECT_SESSIONS: dict[str, SparkSession] = {}
 """This process's Spark Connect client session per address."""
 
 
-def connect_session(spark_conf: Mapping[str, str]) -> SparkSession:
+def connect_session(spark_conf: Mapping[str, str], engine_directory: Path | None = None) -> SparkSession:
     """A Spark Connect client session of the engine at `spark_conf["remote"]` (`lakenorm engine start`).
 
     The server's static settings (jars, Delta's extension and catalog, memory, JVM options) are the ones it
     was started with; the user's `spark.*` settings are sent as session settings, those a server cannot
     change at run time ignored. Built from Connect's own builder: the classic builder, given `spark.remote`,
     switches the whole process to Connect mode (`SPARK_CONNECT_MODE_ENABLED`) and refuses while a classic
-    session runs in it."""
+    session runs in it. The session presents the engine's token (`engine_token.client_token`; `engine_directory`:
+    the local engine's folder, default `engine_dir()`)."""
     remote = spark_conf[REMOTE]
     host, port = remote_address(remote)
     try:
         socket.create_connection((host, port), timeout=5).close()
     except OSError as err:  # Connect's client would retry an absent server for minutes
-        raise LakenormError(f"no Spark Connect engine answers at {remote} ({err.strerror or err}): start it with "
-                            "`lakenorm engine start`, or fix spark.remote in the configuration") from None
+        raise LakenormError(f"no Spark Connect engine answers at {shown_remote(remote)} ({err.strerror or err}): "
+                            "start it with `lakenorm engine start`, or fix spark.remote in the configuration") from None
     try:
         from pyspark.sql.connect.session import SparkSession as ConnectSession
     except ImportError as err:
         raise LakenormError(f"a Spark Connect session needs pyspark's connect packages: {err}") from None
     if SparkContext._active_spark_context is not None:  # type: ignore[attr-defined]
         raise LakenormError(f"this process already runs a classic local Spark session: it cannot also be a client "
-                            f"of {remote} (pyspark's functions build either classic or Spark Connect columns, "
-                            "per process); use a new process")
+                            f"of {shown_remote(remote)} (pyspark's functions build either classic or Spark Connect "
+                            "columns, per process); use a new process")
     # pyspark.sql.functions (F.col, ...) build Spark Connect columns only in a process in Connect mode: the
     # environment variable the classic builder sets when given `spark.remote`.
     os.environ[_CONNECT_MODE] = "1"
     _send_plain_strings()
     spark = _CONNECT_SESSIONS.get(remote)
     if spark is None or spark.is_stopped:  # (Connect's getOrCreate would return a session of any address)
-        builder = ConnectSession.builder.remote(remote)
+        token = client_token(spark_conf, engine_directory)
+        builder = ConnectSession.builder
+        builder = builder.remote(remote) if token is None else builder.channelBuilder(token_channel(remote, token))
         for key, value in {**READABLE_FILES_CONF, **spark_conf}.items():
             if key.startswith("spark.") and not key.startswith(_HADOOP_PREFIX):
                 builder = builder.config(key, value)

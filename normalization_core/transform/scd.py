@@ -32,7 +32,7 @@ from normalization_core.transform.internal_columns import (
     RANK,
     RECORD_HASH,
 )
-from normalization_core.transform.keys import KeyEncoding, key128
+from normalization_core.transform.keys import KeyEncoding, key128, own_row_key
 from normalization_core.transform.sql_text import col, column_name, string_literal
 
 
@@ -137,38 +137,48 @@ def cursor_column(names: SystemNames, cols: ScdColumns) -> Column:
     return col(cols.cursor) if cols.cursor else F.col(names.extracted_at)
 
 
-def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, root: str | TableSchema) -> DataFrame:
-    """Typed root rows (carrying `RECORD_HASH`) -> unique key, and the version as row key and unique_key_scd."""
+def with_version_keys(typed: DataFrame, names: SystemNames, cols: ScdColumns, root: TableSchema) -> DataFrame:
+    """Typed root rows (carrying `RECORD_HASH`) -> unique key, the version key as unique_key_scd (what identifies a
+    history row) and as row key, unless the record brings its own row key (dlt's `_dlt_id`): that one is kept, as
+    dlt keeps it under each of its merge strategies."""
     unique_key = key128(*[col(k) for k in cols.keys], encoding=KeyEncoding.JSON_ARRAY)
     extra = [] if cols.cursor else [F.col(names.extracted_at)]
     version = key128(unique_key, F.col(RECORD_HASH), *extra, encoding=KeyEncoding.JSON_ARRAY)
     return (typed.withColumn(names.unique_key, unique_key)
-            .withColumn(names.row_id(root), version)
+            .withColumn(names.row_id(root), _version_row_key(names, root, version))
             .withColumn(names.unique_key_scd, version)
             .drop(RECORD_HASH))
 
 
-def _order(names: SystemNames, cols: ScdColumns, root: str | TableSchema, newest_first: bool) -> list[Column]:
+def _version_row_key(names: SystemNames, root: TableSchema, version: Column) -> Column:
+    """A version's row key: the record's own, else `version`. `typed_root` keyed a row without its own key by its
+    raw id: that key is replaced."""
+    if own_row_key(root) is None:
+        return version
+    row_key = col(names.row_id(root))
+    return F.when(row_key == key128(F.col(names.raw_id)), version).otherwise(row_key)
+
+
+def _order(names: SystemNames, cols: ScdColumns, newest_first: bool) -> list[Column]:
     """Version order (SPEC §6): cursor (NULL oldest), CDC updated at, CDC log position, extracted at,
-    load ID, file, line; the row key last makes it total."""
+    load ID, file, line; the version key last makes it total."""
     parts = [F.col(CURSOR), F.col(CDC_UPDATED), F.col(CDC_POS), F.col(names.extracted_at),
-             F.col(names.load_id), F.col(names.file), F.col(names.line), col(names.row_id(root))]
+             F.col(names.load_id), F.col(names.file), F.col(names.line), F.col(names.unique_key_scd)]
     return [p.desc_nulls_last() if newest_first else p.asc_nulls_first() for p in parts]
 
 
-def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root: str | TableSchema) -> DataFrame:
-    """All versions of some keys -> their history: one row per row key (the oldest duplicate), with
+def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns) -> DataFrame:
+    """All versions of some keys -> their history: one row per version key (the oldest duplicate), with
     valid from / to and is-current recomputed per key."""
     optional = lambda name: col(name) if name else F.lit(None)  # noqa: E731
     ordered = (versions.withColumn(CURSOR, cursor_column(names, cols))
                .withColumn(CDC_UPDATED, optional(cols.cdc_updated_at))
                .withColumn(CDC_POS, optional(cols.cdc_log_pos)))
-    row_id = names.row_id(root)
-    oldest_first = Window.partitionBy(col(row_id)).orderBy(*_order(names, cols, root, newest_first=False))
+    oldest_first = Window.partitionBy(F.col(names.unique_key_scd)).orderBy(*_order(names, cols, newest_first=False))
     distinct = (ordered.withColumn(RANK, F.row_number().over(oldest_first))
                 .where(F.col(RANK) == 1).drop(RANK))
     newest_first = (Window.partitionBy(*[col(k) for k in cols.keys])
-                    .orderBy(*_order(names, cols, root, newest_first=True)))
+                    .orderBy(*_order(names, cols, newest_first=True)))
     deleted = col(cols.cdc_deleted_at).isNotNull() if cols.cdc_deleted_at else F.lit(False)
     history = (distinct.withColumn(RANK, F.row_number().over(newest_first))
                .withColumn(names.valid_from, F.col(CURSOR))
@@ -178,7 +188,7 @@ def history_rows(versions: DataFrame, names: SystemNames, cols: ScdColumns, root
 
 
 def history_changes(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
-                    root: str | TableSchema, load_ids: Sequence[str], newest_only: bool = False) -> DataFrame:
+                    load_ids: Sequence[str], newest_only: bool = False) -> DataFrame:
     """MERGE source for the history table: the recomputed history of the touched keys (`DELETE` false)
     plus the touched rows that no longer exist (`DELETE` true).
 
@@ -187,24 +197,24 @@ def history_changes(incoming: DataFrame, existing: DataFrame | None, names: Syst
     (`newest_rows`), and the source is `appended_history`'s.
     """
     recompute = appended_history if newest_only and existing is not None else recomputed_history
-    recomputed = recompute(incoming, existing, names, cols, root, load_ids)
+    recomputed = recompute(incoming, existing, names, cols, load_ids)
     if existing is None:
         return recomputed.withColumn(DELETE, F.lit(False))
-    row_id = names.row_id(root)
-    gone = (existing.select(col(row_id)).join(recomputed.select(col(row_id)), row_id, "left_anti")
+    version = names.unique_key_scd
+    gone = (existing.select(F.col(version)).join(recomputed.select(F.col(version)), version, "left_anti")
             .withColumn(DELETE, F.lit(True)))
     return recomputed.withColumn(DELETE, F.lit(False)).unionByName(gone, allowMissingColumns=True)
 
 
 def recomputed_history(incoming: DataFrame, existing: DataFrame | None, names: SystemNames, cols: ScdColumns,
-                       root: str | TableSchema, load_ids: Sequence[str]) -> DataFrame:
+                       load_ids: Sequence[str]) -> DataFrame:
     """The history of the keys in `incoming` after the loads `load_ids`: `existing` (their history rows, None:
     none) without the rows those loads wrote before (so running loads again gives the same rows), plus `incoming`."""
     if existing is None:
-        return history_rows(incoming, names, cols, root)
+        return history_rows(incoming, names, cols)
     base = [c for c in incoming.columns if c in existing.columns]
     others = existing.where(~F.col(names.load_id).isin(list(load_ids))).select(*[col(c) for c in base])
-    return history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols, root)
+    return history_rows(incoming.unionByName(others, allowMissingColumns=True), names, cols)
 
 
 def history_order(names: SystemNames, cols: ScdColumns) -> tuple[str, ...]:
@@ -227,7 +237,7 @@ NOT_APPENDED = "lakenorm: a load's versions are not all newer than their keys' h
 
 
 def appended_history(incoming: DataFrame, newest: DataFrame, names: SystemNames, cols: ScdColumns,
-                     root: str | TableSchema, load_ids: Sequence[str]) -> DataFrame:
+                     load_ids: Sequence[str]) -> DataFrame:
     """`recomputed_history` from only the touched keys' newest history rows (`newest`, read by `newest_rows`),
     when each key's incoming versions all come after its history: then every older row stays as it is, only the
     newest gets its `valid_to` (and is-current) and the versions are added. The rows fail with `NOT_APPENDED` when
@@ -246,7 +256,7 @@ def appended_history(incoming: DataFrame, newest: DataFrame, names: SystemNames,
               | (F.col(APPENDED) & (rows_held == 1) & ~F.coalesce(cursor > newest_held, F.lit(False))))
     fits = F.when(misfit, F.raise_error(F.lit(NOT_APPENDED))).otherwise(F.lit(True))  # (or the write fails)
     checked = rows.withColumn(APPENDED, fits).where(F.col(APPENDED)).drop(APPENDED)
-    return history_rows(checked, names, cols, root)
+    return history_rows(checked, names, cols)
 
 
 def touched(table: DataFrame, keys: DataFrame, cols: ScdColumns, how: str = "left_semi") -> DataFrame:

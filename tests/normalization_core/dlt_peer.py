@@ -72,6 +72,26 @@ def run_dlt(workdir: Path, loads: list[dict[str, list[dict]]], hints: dict[str, 
     return _tables(pipeline, bucket)
 
 
+def run_dlt_merge(workdir: Path, stream: str, loads: list[list[dict]], strategy: str, primary_key: str
+                  ) -> dict[str, list[dict]]:
+    """Each load as one `pipeline.run` of `stream` under dlt's merge `strategy` (`delete-insert`, `scd2`, `upsert`)
+    into DuckDB, the destination that runs all three. Returns {table: [row dicts]} of the stream's tables."""
+    import dlt
+    import duckdb
+
+    os.environ.update({"DLT_DATA_DIR": str(workdir / "data"), "DLT_PIPELINES_DIR": str(workdir / "pipelines"),
+                       "RUNTIME__DLTHUB_TELEMETRY": "false"})
+    database = workdir / "peer.duckdb"
+    pipeline = dlt.pipeline(pipeline_name=f"merge_{strategy.replace('-', '_')}", dataset_name="ds",
+                            destination=dlt.destinations.duckdb(str(database)))
+    for records in loads:
+        pipeline.run(dlt.resource(records, name=stream, primary_key=primary_key,
+                                  write_disposition={"disposition": "merge", "strategy": strategy}))
+    with duckdb.connect(str(database), read_only=True) as connection:
+        tables = [t for t in pipeline.default_schema.data_table_names() if t == stream or t.startswith(f"{stream}__")]
+        return {t: connection.sql(f'SELECT * FROM ds."{t}"').to_arrow_table().to_pylist() for t in tables}
+
+
 def _tables(pipeline: Any, bucket: Path) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
@@ -98,7 +118,8 @@ def _schema(dlt: Any, settings: dict) -> Any:
 
 def _resource_args(hints: dict | None) -> dict:
     args = {"write_disposition": "append", **(hints or {})}
-    if args["write_disposition"] == "merge":
+    disposition = args["write_disposition"]  # "merge", or {"disposition": "merge", "strategy": "scd2"}
+    if (disposition.get("disposition") if isinstance(disposition, dict) else disposition) == "merge":
         args["table_format"] = "delta"
     return args
 

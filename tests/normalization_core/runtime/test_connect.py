@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from normalization_core.runtime.engine import ENGINE_DIR_ENV
+
 CLIENT = """
 import sys
 from pyspark.sql import functions as F
@@ -34,6 +36,7 @@ def test_forty_frames_union_into_one_plan_the_engine_takes_in_their_order(shared
     """A chain of a union per frame nests the plan once per frame: protobuf then refuses it (`DecodeError: Error
     parsing message with type 'spark.connect.Relation'`, seen with 20 loads in one pass)."""
     client = subprocess.run([sys.executable, "-c", CLIENT, shared_engine.address], capture_output=True, text=True,
-                            timeout=600, env={**os.environ, "PYTHONPATH": str(Path.cwd())})
+                            timeout=600, env={**os.environ, "PYTHONPATH": str(Path.cwd()),
+                                              ENGINE_DIR_ENV: str(shared_engine.directory)})
     assert client.returncode == 0, client.stderr[-3000:]
     assert client.stdout.strip().splitlines()[-1] == f"80 {list(range(40))}"
