@@ -12,7 +12,9 @@ timed: the engine outlives runs).
 `--floor` also times, between the two, the least plain Spark does to write the same tables
 (`spark_floor.py`): what any design on Spark pays before lakenorm's own guarantees. `--peers` then runs real
 dlt (`peer_dlt.py`, orders appended to Delta) and DuckDB + delta-rs (`peer_duckdb.py`) as whole processes on
-the same files.
+the same files. With `--floor` the session writes its event log, and the run ends with the phase table
+(`phases.py`): the executors' task seconds and the wall seconds of the read pass, each table's write and the
+registry, for the floor and lakenorm side by side.
 Prints one Markdown table row per measurement; results go to BENCHMARKS.md by hand, with the command.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import os
 import platform
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +39,8 @@ from normalization_core.passes.normalize import normalize_load, normalize_loads
 from normalization_core.runtime import engine
 from normalization_core.runtime.spark import build_spark_session
 from peers import run_peer
+from phases import EVENT_LOG_CONF, READ_PASS, Phase, Run, events, phases
+from phases import table as phase_rows
 from lakenorm_app.samples import SampleSpec, sample_catalog, write_sample_packages
 from spark_floor import FLOOR_TABLES, floor_run
 
@@ -110,6 +115,8 @@ class Timings:
     floor: float | None = None
     rows: dict[str, tuple[int, int]] = field(default_factory=dict)
     """(lakenorm, floor) rows per table, when the floor ran."""
+    runs: tuple[Run, ...] = ()
+    """When the floor and lakenorm ran, and where they wrote (for `phase_table`)."""
 
 
 def run_benchmark(spark: SparkSession, spec: SampleSpec, out: Path, floor: bool = False,
@@ -124,10 +131,35 @@ def run_benchmark(spark: SparkSession, spec: SampleSpec, out: Path, floor: bool 
          "streams": {"orders": {"destination_sync_mode": "append"}}}]}))  # every record: no dedup MERGE
     (out / "catalog.json").write_text(json.dumps(sample_catalog()))
     bare = bare_copy(spark, landing, out / "bare")
+    floor_started = _epoch_ms()
     floor_s = floor_run(spark, order_files(landing), orders_type(), out / "floor") if floor else None
+    started = _epoch_ms()
     full = lakenorm_run(spark, config_file, one_pass=one_pass)
+    runs = (Run("floor", floor_started, started, out / "floor", landing),
+            Run("lakenorm", started, _epoch_ms(), out / "warehouse" / "shop", landing)) if floor else ()
     rows = rows_per_table(spark, out / "floor", out / "warehouse" / "shop") if floor else {}
-    return Timings(bare, full, floor_s, rows)
+    return Timings(bare, full, floor_s, rows, runs)
+
+
+def _epoch_ms() -> int:
+    return int(time.time() * 1000)
+
+
+PHASE_ORDER = (READ_PASS, *FLOOR_TABLES, "registry")
+
+
+def phase_table(event_log: Path, runs: tuple[Run, ...]) -> dict[str, dict[str, Phase]]:
+    """Each run's phases (`phases.phases`), lakenorm's system tables (registry, schema versions) as one
+    `registry` phase."""
+    per_run = phases(events(event_log), list(runs))
+    for per_phase in per_run.values():
+        for name in [n for n in per_phase if n.startswith("_norm_") and n not in FLOOR_TABLES]:
+            registry = per_phase.setdefault("registry", Phase())
+            merged = per_phase.pop(name)
+            registry.task_ms += merged.task_ms
+            registry.intervals += merged.intervals
+            registry.jobs += merged.jobs
+    return per_run
 
 
 def peers(out: Path) -> dict[str, tuple[float, dict]]:
@@ -147,12 +179,17 @@ def main() -> None:
                         help="normalize_load per load ID instead of one normalize_loads pass (as a backfill runs)")
     parser.add_argument("--floor", action="store_true", help="also time the plain-Spark floor (spark_floor.py)")
     parser.add_argument("--peers", action="store_true", help="then run real dlt and DuckDB on the same files")
+    parser.add_argument("--events", type=Path, help="with --floor: keep the session's event log in this folder")
     parser.add_argument("--java-options", default="", help="driver JVM options, e.g. -XX:TieredStopAtLevel=1")
     parser.add_argument("--engine-port", type=int, help="run as the client of a local engine started on this port")
     args = parser.parse_args()
     spec = SampleSpec(packages=args.packages, orders=args.orders, customers=0, events=0, files_per_stream=args.files)
     jvm = {"spark.driver.extraJavaOptions": args.java_options} if args.java_options else {}
     settings = {"master": "local[2]", **jvm}
+    event_log = args.events or Path(tempfile.mkdtemp(prefix="lakenorm-bench-events-"))  # (`prepare` empties `--out`)
+    event_log.mkdir(parents=True, exist_ok=True)
+    if args.floor:
+        settings.update({**EVENT_LOG_CONF, "spark.eventLog.dir": str(event_log)})
     engine_dir = args.out.resolve() / "engine"
     if args.engine_port:
         started = time.monotonic()
@@ -177,6 +214,11 @@ def main() -> None:
             print(f"{table}: {ours:,} rows (floor: {floor_rows:,})")
         if any(ours != floor_rows for ours, floor_rows in t.rows.values()):
             raise SystemExit("the floor did not write the rows lakenorm wrote: its time is not comparable")
+        print("Per phase, from the session's event log (executors' task seconds; wall seconds while a job of "
+              "the phase ran: phases written side by side overlap):")
+        print("\n".join(phase_rows(phase_table(event_log, t.runs), PHASE_ORDER)))
+    if args.events is None:
+        shutil.rmtree(event_log, ignore_errors=True)
     if args.peers:
         for name, (seconds, printed) in peers(args.out.resolve()).items():
             print(f"{name}: {seconds:.1f} s whole process ({records / seconds:,.0f} rec/s); lakenorm's pass "

@@ -137,7 +137,7 @@ def _normalize_pass(spark: SparkSession, tables: SourceTables, wholes: list[Load
     dropped = {w.load_id: sorted(set(w.streams) - set(raw)) for w in wholes}
     checksums = checksums_of(wholes)  # of producer files (the ledger's), while Spark reads them
     classified = _classified_lines(spark, source, packages, dropped)
-    lines = with_parsed_records(classified, catalog).persist(StorageLevel.MEMORY_AND_DISK)
+    lines = with_parsed_records(R.with_raw_ids(classified), catalog).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = _count_lines(packages, lines, list(catalog))
         writes = [partial(_write_raw, tables, lines, _loads_with(packages, s), s, t) for s, t in raw.items()]

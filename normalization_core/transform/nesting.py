@@ -48,7 +48,7 @@ from normalization_core.transform.internal_columns import (
 from normalization_core.transform.keys import key128, own_row_key, row_key
 from normalization_core.transform.kinds import is_present
 from normalization_core.transform.parse import ParsedRecords, ParsePath
-from normalization_core.transform.rows import TreeReader, VariantReader, row_level
+from normalization_core.transform.rows import NATIVE_TYPES, TreeReader, VariantReader, row_level
 from normalization_core.transform.sql_text import col, cols, not_in
 from normalization_core.transform.typing_stage import TypingStage
 
@@ -251,7 +251,7 @@ def _object_values(stage: TypingStage, schema: StreamSchema, table: TableSchema,
     for column in table["columns"]:
         value = reader.value_at(tuple(column["path"]))
         path = tuple(column["path"])
-        stage.add_value(column, value, field_path(table, column), path=path)
+        stage.add_value(column, value, field_path(table, column), path=path, typed_already=_native(column, reader.tree))
         _add_uncovered(stage, table, column, value, path, accepted, placed.get(path, ()))
     if not reader.tree:
         _not_arrays(stage, schema, table, reader)
@@ -292,10 +292,15 @@ def _element_values(stage: TypingStage, table: TableSchema, element: Column, tre
     for column in table["columns"]:
         scalar = column["logical_type"] in SCALAR_LOGICAL_TYPES and "accepts" not in column
         text = element.try_cast("string") if scalar and not tree else element
-        stage.add_value(column, text, field_path(table, column))
+        stage.add_value(column, text, field_path(table, column), typed_already=_native(column, tree))
         _add_uncovered(stage, table, column, element, (), accepted)
     if table["element"] == "array" and not table["columns"] and not tree:
         stage.add_change(nulled(".".join(table["json_path"]), _not_an_array(element)))
+
+
+def _native(column: ColumnSchema, tree: bool) -> bool:
+    """A tree's value of the column is of its type already (`rows.NATIVE_TYPES`): nothing to cast or check."""
+    return tree and column["logical_type"] in NATIVE_TYPES and "accepts" not in column
 
 
 def _structural_placements(schema: StreamSchema, table: TableSchema, reader: VariantReader | TreeReader

@@ -27,10 +27,11 @@ from normalization_core.transform.raw import (
     READABLE,
     STREAM,
     TEXT,
-    parsed_record,
     raw_rows,
+    repaired_line,
     repaired_record,
     typed_line,
+    variant_holds,
 )
 from normalization_core.transform.rows import TreeParser, row_level, tree_parser
 from normalization_core.transform.sql_text import col
@@ -41,6 +42,8 @@ _LONG_NUMBER = r'(?<![\w".])(?=[\d.]{16})\d[\d.]*(?:[eE][+-]?\d+)?'
 """A number of 16 characters or more (text inside a string may match too, which costs only a check)."""
 _HUGE_EXPONENT = r"\d[eE][+-]?(?:30[89]|3[1-9]\d|[4-9]\d\d|\d{4,})(?![\w.])"
 """A number at or past a double's range (`1e400`, `1e-400`), however short."""
+_MAY_BE_INEXACT = r"\d[\d.]{15}|\d[eE][+-]?\d{3}"
+"""What text holding either number above must hold: one scan of the text, which most records fail."""
 
 
 class ParsePath(Enum):
@@ -115,8 +118,9 @@ def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema
     records = raw if isinstance(raw, RawRecords) else RawRecords(raw)
     raw_df = records.rows
     upstream = [names.upstream_changes] if names.upstream_changes in raw_df.columns else []
+    repaired = F.col(REPAIRED) if REPAIRED in raw_df.columns else repaired_record(raw_df, names)
     keep = [names.raw_id, names.extracted_at, names.load_id, names.file, names.line, *upstream,
-            repaired_record(raw_df, names).alias(REPAIRED), *carry]
+            repaired.alias(REPAIRED), *carry]
     valid = raw_df.where(typed_line(names))
     parser = tree_parser(stream_schema)
     if parser is None:
@@ -125,7 +129,7 @@ def parse_records(raw: DataFrame | RawRecords, names: SystemNames, stream_schema
         return ParsedRecords(valid.select(*keep, record), ParsePath.VARIANT)
     if records.carried is not None:
         return ParsedRecords(valid.select(*keep, *records.carried.columns), records.carried, with_lines=True)
-    readable = parsed_record(F.col(names.data)).isNotNull()  # (quoting numbers changes no record's validity)
+    readable = variant_holds(F.col(names.data))  # (quoting numbers changes no record's validity)
     parsed = valid.select(*keep, F.col(names.data), readable.alias(READABLE),
                           parser.parse(without_lone_surrogates(F.col(names.data))).alias(TREE_PARSE))
     kept = [c for c in parsed.columns if c not in (names.data, READABLE, TREE_PARSE)]
@@ -147,17 +151,19 @@ def stream_records(stream_lines: DataFrame, names: SystemNames, stream: str, all
     if columns[TREE] not in stream_lines.columns:  # a stream the tree cannot read is parsed per stream
         return RawRecords(raw_rows(stream_lines, names))
     path = ParsePath.TREE if all_clean else ParsePath.BOTH
-    return RawRecords(raw_rows(stream_lines, names, [col(columns[c]).alias(c) for c in path.columns]), path)
+    carried = [col(REPAIRED), *[col(columns[c]).alias(c) for c in path.columns]]
+    return RawRecords(raw_rows(stream_lines, names, carried), path)
 
 
 def with_parsed_records(lines: DataFrame, schemas: dict[str, StreamSchema]) -> DataFrame:
-    """Classified lines plus, for each stream the tree can read, its valid records parsed (`parsed_columns`)."""
+    """Classified lines plus, for each stream the tree can read, its valid records parsed (`parsed_columns`), and
+    whether each line's record was repaired (`REPAIRED`: found once, not again by each table)."""
     parsers = {s: p for s, p in ((s, tree_parser(schema)) for s, schema in schemas.items()) if p is not None}
     is_record = {s: (F.col(KIND) == "record") & (F.col(STREAM) == s) & F.col(ERROR).isNull() for s in parsers}
     parses = {s: f"{TREE_PARSE}_{i}" for i, s in enumerate(parsers)}
     text = without_lone_surrogates(F.col(TEXT))
     trees = [F.when(is_record[s], p.parse(text)).alias(parses[s]) for s, p in parsers.items()]
-    lines = lines.select("*", *trees)
+    lines = lines.select("*", *trees, *([repaired_line(lines).alias(REPAIRED)] if parsers else []))
     columns = []
     for stream, parser in parsers.items():
         parsed = _record_columns(parser, schemas[stream], F.col(TEXT), is_record[stream], parses[stream])
@@ -195,10 +201,10 @@ def _holds_inexact_number(text: Column) -> Column:
     where the lost digits are seen and recorded (`casts.lost_digits`; a number a VARIANT would hold as a double
     only is read from its text there: `exact_number_text`), as is a record with a number beyond a double's range.
     A long number a double keeps (Python's `0.30000000000000004`) leaves the record on the tree. Both are checked
-    on every record of a stream with `number` columns: each is one pass of a simple pattern over the text."""
+    on every record of a stream with `number` columns, behind one pass of a simple pattern that both need."""
     numbers = F.regexp_extract_all(text, F.lit(_LONG_NUMBER), 0)
     lost = F.exists(numbers, lambda number: lost_digits(number, number.try_cast("double")))
-    return lost | text.rlike(_HUGE_EXPONENT)
+    return F.when(text.rlike(_MAY_BE_INEXACT), lost | text.rlike(_HUGE_EXPONENT)).otherwise(F.lit(False))
 
 
 def _has_doubles(schema: StreamSchema) -> bool:

@@ -33,6 +33,8 @@ READABLE = "readable"
 LOAD_ID = "load_id"
 RECORD_RAW_ID = "record_raw_id"
 """A raw id the producer gave the record (Airbyte's); NULL: derived from load ID, file and line."""
+RAW_ID = "raw_id"
+"""The line's raw id, where the lines carry it (`with_raw_ids`)."""
 NOT_UTF8 = "line bytes not UTF-8 at offset "
 """How the raw error of a line whose bytes are not UTF-8 starts (then the 0-based offset of the first bad byte);
 such a line is still typed (from its text, U+FFFD in place of those bytes) when it is a JSON object."""
@@ -90,12 +92,17 @@ def line_texts(lines: DataFrame) -> DataFrame:
     return checked.withColumn(TEXT, text).drop(_VALID, _REPAIRED)
 
 
-def object_error(text: Column, parsed: Column) -> Column:
-    """NULL for a JSON object, else why the text is not one; `parsed` is `try_parse_json(text)`."""
+def object_error(text: Column, parsed: Column | None = None) -> Column:
+    """NULL for a JSON object, else why the text is not one; `parsed`: `try_parse_json(text)`, where it is made
+    already. A line holding one object is told by one scan of its text (`_one_value`); only the other lines are
+    parsed further, to say why."""
     # A VARIANT holds no duplicate keys: such an object is still valid JSON, so the text is checked again.
+    variant = parsed_record(text) if parsed is None else parsed
+    one_object = text.rlike(r"^\s*\{") & _one_value(text)
     return (
-        F.when(F.trim(text) == "", F.lit("empty line"))
-        .when(parsed.isNull() & F.json_object_keys(text).isNull(), F.lit("not valid JSON"))
+        F.when(one_object, F.lit(None).cast("string"))
+        .when(F.trim(text) == "", F.lit("empty line"))
+        .when(variant.isNull() & F.json_object_keys(text).isNull(), F.lit("not valid JSON"))
         .when(~text.rlike(r"^\s*\{"), F.lit("JSON value is not an object"))
         .when(~_one_value(text), F.lit(TEXT_AFTER_OBJECT))
     )
@@ -106,6 +113,23 @@ def _one_value(text: Column) -> Column:
     rest (`{"a": 1} {"b": 2}`, two records missing their newline, would lose the second): as the first element of
     an array with a second one, only a text holding one value leaves an array of two."""
     return F.coalesce(F.json_array_length(F.concat(F.lit("["), text, F.lit(",0]"))) == 2, F.lit(False))
+
+
+VARIANT_CHECKED_BYTES = 1 << 20
+"""A record longer than this is parsed into a VARIANT to learn whether one holds it (its 16 MiB limit counts
+the VARIANT's bytes, which a short text cannot reach)."""
+
+
+def variant_holds(text: Column) -> Column:
+    """A JSON object's text (`object_error` NULL) that a VARIANT can hold. A VARIANT refuses duplicate keys,
+    single-quoted strings (which Spark's JSON reader accepts) and values past its size limit: the keys of the
+    object are compared, and only a text holding a single quote, or long, is parsed into a VARIANT to tell. (A
+    key twice in a nested object is read as Spark's JSON reader reads it: the last value.)"""
+    repaired = without_lone_surrogates(text)
+    keys = F.json_object_keys(repaired)
+    doubtful = text.contains("'") | (F.octet_length(text) > VARIANT_CHECKED_BYTES)
+    distinct = F.coalesce(F.size(F.array_distinct(keys)) == F.size(keys), F.lit(False))  # (no object: no keys)
+    return F.when(doubtful, parsed_record(text).isNotNull()).otherwise(distinct)
 
 
 def parsed_record(text: Column) -> Column:
@@ -121,10 +145,11 @@ def _with_parsed(lines: DataFrame, text: Column) -> DataFrame:
 
 def record_lines(lines: DataFrame, extracted_at: Column, record_raw_id: Column | None = None) -> DataFrame:
     """`records` format: every line is a record of its file's stream (`record_raw_id`: a raw id for it)."""
-    return _with_parsed(lines, F.col(TEXT)).select(
-        F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT), BYTES,
-        object_error(F.col(TEXT), F.col(PARSED)).alias(ERROR), extracted_at.alias(EXTRACTED_AT),
-        F.lit(None).cast("string").alias(STATE_JSON), F.col(PARSED).isNotNull().alias(READABLE),
+    checked = lines.select("*", object_error(F.col(TEXT)).alias(ERROR))  # (its scan made once, used twice)
+    return checked.select(
+        F.lit("record").alias(KIND), STREAM, FILE, LINE, F.col(TEXT), BYTES, ERROR, extracted_at.alias(EXTRACTED_AT),
+        F.lit(None).cast("string").alias(STATE_JSON),
+        F.when(F.col(ERROR).isNull(), variant_holds(F.col(TEXT))).otherwise(F.lit(False)).alias(READABLE),
         (F.lit(None).cast("string") if record_raw_id is None else record_raw_id).alias(RECORD_RAW_ID),
     )
 
@@ -176,8 +201,16 @@ def raw_id(load_id: Column, file: Column, line: Column) -> Column:
 
 
 def _raw_id_of(lines: DataFrame, load_id: Column) -> Column:
+    if RAW_ID in lines.columns:
+        return F.col(RAW_ID)
     derived = raw_id(load_id, F.col(FILE), F.col(LINE))
     return F.coalesce(F.col(RECORD_RAW_ID), derived) if RECORD_RAW_ID in lines.columns else derived
+
+
+def with_raw_ids(lines: DataFrame) -> DataFrame:
+    """Classified lines with their `LOAD_ID` -> the same with each line's raw id (`RAW_ID`), so that lines cached
+    once give it to the raw table and to every typed table's keys without hashing again."""
+    return lines.withColumn(RAW_ID, _raw_id_of(lines, F.col(LOAD_ID)))
 
 
 def raw_rows(lines: DataFrame, names: SystemNames, extra: Sequence[Column] = ()) -> DataFrame:
@@ -224,6 +257,12 @@ def typed_line(names: SystemNames) -> Column:
     """A raw row whose record is typed: a JSON object, its bytes UTF-8 or repaired (its error only `NOT_UTF8`)."""
     error = F.col(names.error)
     return error.isNull() | error.startswith(NOT_UTF8)
+
+
+def repaired_line(lines: DataFrame) -> Column:
+    """`repaired_record` of classified lines."""
+    not_utf8 = F.col(BYTES).isNotNull() if BYTES in lines.columns else F.lit(False)
+    return not_utf8 | holds_lone_surrogate(F.col(TEXT))
 
 
 def repaired_record(raw: DataFrame, names: SystemNames) -> Column:

@@ -24,7 +24,8 @@ from normalization_core.transform.casts import SCALAR_LOGICAL_TYPES, cast_object
 from normalization_core.transform.internal_columns import CORRUPT_RECORD
 
 
-_NATIVE_TYPES: dict[str, T.DataType] = {"bigint": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType()}
+NATIVE_TYPES: dict[str, T.DataType] = {"bigint": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType()}
+"""Logical types whose values Spark's JSON reader types itself in the tree (`_leaf_type`)."""
 
 
 @dataclass
@@ -190,8 +191,8 @@ def _leaf_type(logical_type: str) -> T.DataType:
     """Numbers and booleans are read by Spark's reader itself: a value it cannot convert (a string, an
     integer beyond 64 bits, `1e3` for an integer) makes the record unclean, and the VARIANT path types it.
     Other scalars are read as text (JSON and union values as VARIANTs) and typed like the VARIANT's."""
-    if logical_type in _NATIVE_TYPES:
-        return _NATIVE_TYPES[logical_type]
+    if logical_type in NATIVE_TYPES:
+        return NATIVE_TYPES[logical_type]
     return T.StringType() if logical_type in SCALAR_LOGICAL_TYPES else T.VariantType()
 
 

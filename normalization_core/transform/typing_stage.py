@@ -46,9 +46,14 @@ class TypingStage:
         self.changes.append(col(name))
 
     def add_value(self, column: ColumnSchema, source: Column, where: str, given: Column | None = None,
-                  path: tuple[str, ...] = ()) -> None:
+                  path: tuple[str, ...] = (), typed_already: bool = False) -> None:
         """A typed data column; a scalar's failure is checked later against references to both texts.
-        `given`: the typed value where it is not NULL (the text is NULL there); `path`: the source's in the row."""
+        `given`: the typed value where it is not NULL (the text is NULL there); `path`: the source's in the row;
+        `typed_already`: the source is a value of the column's type that nothing can have changed (a number or
+        boolean of the tree, which Spark's JSON reader read without a failure and without losing digits)."""
+        if typed_already:
+            self.values.append(source.alias(column["name"]))
+            return
         if "accepts" in column:
             self._add_inferred(column, source, where, path)
             return

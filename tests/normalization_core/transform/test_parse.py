@@ -94,3 +94,19 @@ def test_parsing_says_which_parse_the_records_took(spark, case) -> None:
     assert per_stream.rows.columns[-3:] == [TREE, RECORD, CLEAN]
     inferred = parse_records(raw_frame(spark, lines_of(case)), NAMES, {**case["schema"], "inferred": True})
     assert (inferred.path, inferred.rows.columns[-1:]) == (ParsePath.VARIANT, [RECORD])
+
+
+def test_a_key_twice_costs_the_record_at_the_top_level_only(spark, case) -> None:
+    """A VARIANT refuses duplicate keys: the top-level keys are compared, a nested object's key takes its last
+    value on the tree; single-quoted text, which the JSON reader accepts and a VARIANT refuses, is parsed to tell."""
+    lines = ['{"id": 21, "customer": {"id": 1, "id": 2}}', '{"id": 22, "name": "x", "name": "y"}',
+             "{'id': 23}", '{"id": 24, "name": "O\'Brien"}']
+    parsed = parse_records(raw_frame(spark, lines), NAMES, case["schema"])
+    tables = typed_tables(parsed, NAMES, case["schema"])
+    rows = {r["id"]: r for r in tables["shop"].collect()}
+    clean = {r[NAMES.raw_id]: r[CLEAN] for r in parsed.rows.select(NAMES.raw_id, CLEAN).collect()}
+    assert clean == {"r00": True, "r01": False, "r02": False, "r03": True}
+    assert rows[21]["customer__id"] == 2 and rows[24]["name"] == "O'Brien"
+    nulled = [r for r in tables["shop"].collect() if r["id"] is None]
+    assert [c.asDict() for r in nulled for c in r[NAMES.meta].changes] == [
+        {"field": "$", "change": "NULLED", "reason": "DESTINATION_SERIALIZATION_ERROR"}] * 2
