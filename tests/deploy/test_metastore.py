@@ -42,9 +42,10 @@ def write_config(tmp_path: Path, name: str, spark: dict) -> Path:
     return path
 
 
-def run_drivers(configs: dict[str, Path], results: Path, log: Path) -> None:
+def run_drivers(configs: dict[str, Path], results: Path, log: Path, engine_dir: Path) -> None:
     """The three drivers started together; each exits once all have read (so all held the catalog at once)."""
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(REPO),
+           engines.ENGINE_DIR_ENV: str(engine_dir)}
     drivers = {}
     for role in ROLES:
         with (log / f"{role}.log").open("w") as out:
@@ -78,7 +79,8 @@ def test_the_engine_a_local_driver_and_a_cluster_job_share_one_metastore_at_once
         try:
             normalize = subprocess.run([sys.executable, "-m", "lakenorm_app.commands", "--config", str(engine_config),
                                         "normalize", "--source", "shop"], cwd=REPO, capture_output=True, text=True,
-                                       env={**os.environ, "PYTHONPATH": str(REPO)})
+                                       env={**os.environ, "PYTHONPATH": str(REPO),
+                                            engines.ENGINE_DIR_ENV: str(engine_dir)})
             assert normalize.returncode == 0, normalize.stderr[-3000:]
             cluster = tmp_path / "cluster"
             with standalone_cluster(cluster, workers=1, cores=1, memory="1g") as master:
@@ -87,7 +89,7 @@ def test_the_engine_a_local_driver_and_a_cluster_job_share_one_metastore_at_once
                            "cluster": write_config(tmp_path, "cluster", {
                                "master": master, "spark.executor.memory": "512m",
                                "spark.executor.extraJavaOptions": SHORT_LIVED_JVM, **catalog})}
-                run_drivers(configs, results, logs)
+                run_drivers(configs, results, logs, engine_dir)
                 assert executor_dirs(cluster, 0), "the cluster job's executor ran on the worker"
         finally:
             engines.stop(engine_dir)
