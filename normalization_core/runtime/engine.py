@@ -27,19 +27,19 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from normalization_core.errors import LakenormError
-from normalization_core.runtime.engine_token import (
+from normalization_core.runtime.engine_token import (  # noqa: F401 (ENGINE_DIR_ENV, STATE_FILE: named here too)
+    ENGINE_DIR_ENV,
     SERVER_TOKEN_ENV,
+    STATE_FILE,
+    engine_dir,
     engine_token,
     keep_token,
     kept_token,
     write_owner_only,
 )
-from normalization_core.runtime.jars import PROJECT_ROOT
 from normalization_core.runtime.spark import DEFAULT_CONNECT_PORT, REMOTE, connect_session, remote_address, session_conf
 
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
-ENGINE_DIR_ENV = "LAKENORM_ENGINE_DIR"
-STATE_FILE = "engine.json"
 LOG_FILE = "engine.log"
 SECRET_SETTINGS_FILE = "engine.properties"
 SECRET_SETTING_SUFFIXES = (".access.key", ".secret.key", ".session.token")
@@ -47,16 +47,6 @@ SECRET_SETTING_SUFFIXES = (".access.key", ".secret.key", ".session.token")
 DEFAULT_HOST = "127.0.0.1"
 START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 30.0
-
-
-def engine_dir() -> Path:
-    """`LAKENORM_ENGINE_DIR`, else `.lakenorm/engine` of the checkout lakenorm runs from (as `runtime.jars.jars_dir`),
-    else of the working directory."""
-    configured = os.environ.get(ENGINE_DIR_ENV)
-    if configured:
-        return Path(configured).resolve()
-    base = PROJECT_ROOT if (PROJECT_ROOT / "pyproject.toml").is_file() else Path.cwd()
-    return (base / ".lakenorm" / "engine").resolve()
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,20 @@ Dagster runs, a notebook: `engine_session`). Neither the state file (`engine.jso
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
 from normalization_core.errors import LakenormError
+from normalization_core.runtime.jars import PROJECT_ROOT
 
 TOKEN_FILE = "engine.token"
+ENGINE_DIR_ENV = "LAKENORM_ENGINE_DIR"
+STATE_FILE = "engine.json"
+"""The engine's record in its folder (pid, host, port, started), written by `runtime.engine.start`."""
+_DEFAULT_PORT = "15002"
 TOKEN_ENV_KEY = "engine_token_env"
 """The `spark:` key naming the environment variable that holds the engine's token (validated by the configuration)."""
 SERVER_TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
@@ -64,18 +70,39 @@ def kept_token(directory: Path) -> str | None:
         return None
 
 
+def engine_dir() -> Path:
+    """`LAKENORM_ENGINE_DIR`, else `.lakenorm/engine` of the checkout lakenorm runs from (as `runtime.jars.jars_dir`),
+    else of the working directory."""
+    configured = os.environ.get(ENGINE_DIR_ENV)
+    if configured:
+        return Path(configured).resolve()
+    base = PROJECT_ROOT if (PROJECT_ROOT / "pyproject.toml").is_file() else Path.cwd()
+    return (base / ".lakenorm" / "engine").resolve()
+
+
+def _records_engine_at(remote: str, directory: Path) -> bool:
+    """The engine recorded in `directory` listens at `remote` (`sc://host:port/...`); read from its record here,
+    since the engine's modules import the session module, which imports this one."""
+    try:
+        state = json.loads((directory / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return False
+    host, _, port = remote.split("://", 1)[-1].split("/", 1)[0].rpartition(":")
+    recorded = state.get("host")
+    same_host = host == recorded or {host, recorded} <= {"127.0.0.1", "localhost"}
+    return same_host and (port or _DEFAULT_PORT) == str(state.get("port"))
+
+
 def client_token(spark_conf: Mapping[str, str], directory: Path | None = None) -> str | None:
     """The token a client of `spark.remote` presents: the configured variable's, else the one kept by the local
     engine recorded at that address, else `SPARK_CONNECT_AUTHENTICATE_TOKEN`'s; None for any other remote (its own
     address may carry `;token=`)."""
-    from normalization_core.runtime.engine import engine_dir  # (these import the session module, which imports
-    from normalization_core.runtime.engine_runs import local_engine  # this one)
-
     named = token_from_environment(spark_conf)
     if named:
         return named
     directory = directory or engine_dir()
-    kept = kept_token(directory) if local_engine(spark_conf, directory) is not None else None
+    remote = spark_conf.get("remote")
+    kept = kept_token(directory) if remote and _records_engine_at(remote, directory) else None
     return kept or os.environ.get(SERVER_TOKEN_ENV) or None
 
 

@@ -201,7 +201,7 @@ def history_changes(incoming: DataFrame, existing: DataFrame | None, names: Syst
     if existing is None:
         return recomputed.withColumn(DELETE, F.lit(False))
     version = names.unique_key_scd
-    gone = (existing.select(F.col(version)).join(recomputed.select(F.col(version)), version, "left_anti")
+    gone = (existing.select(col(version)).join(recomputed.select(col(version)), version, "left_anti")
             .withColumn(DELETE, F.lit(True)))
     return recomputed.withColumn(DELETE, F.lit(False)).unionByName(gone, allowMissingColumns=True)
 
