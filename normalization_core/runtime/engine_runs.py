@@ -23,6 +23,7 @@ from typing import IO
 
 from normalization_core.errors import LakenormError
 from normalization_core.runtime import engine as engines
+from normalization_core.runtime.engine_token import records_engine_at
 from normalization_core.runtime.settings import byte_size
 from normalization_core.runtime.spark import REMOTE, remote_address, shown_remote
 
@@ -36,13 +37,8 @@ DEFAULT_MAX_RUNS = 200
 
 def local_engine(spark_conf: Mapping[str, str], directory: Path | None = None) -> engines.Engine | None:
     """The engine recorded in `directory` when `spark.remote` names its address; None for any other remote."""
-    remote = spark_conf.get(REMOTE)
-    recorded = engines.recorded(directory)
-    if not remote or recorded is None:
-        return None
-    host, port = remote_address(remote)
-    same_host = host == recorded.host or {host, recorded.host} <= {"127.0.0.1", "localhost"}
-    return recorded if same_host and port == recorded.port else None
+    remote, directory = spark_conf.get(REMOTE), directory or engines.engine_dir()
+    return engines.recorded(directory) if remote and records_engine_at(remote, directory) else None
 
 
 def runs_served(directory: Path) -> int:

@@ -80,7 +80,7 @@ def engine_dir() -> Path:
     return (base / ".lakenorm" / "engine").resolve()
 
 
-def _records_engine_at(remote: str, directory: Path) -> bool:
+def records_engine_at(remote: str, directory: Path) -> bool:
     """The engine recorded in `directory` listens at `remote` (`sc://host:port/...`); read from its record here,
     since the engine's modules import the session module, which imports this one."""
     try:
@@ -102,7 +102,7 @@ def client_token(spark_conf: Mapping[str, str], directory: Path | None = None) -
         return named
     directory = directory or engine_dir()
     remote = spark_conf.get("remote")
-    kept = kept_token(directory) if remote and _records_engine_at(remote, directory) else None
+    kept = kept_token(directory) if remote and records_engine_at(remote, directory) else None
     return kept or os.environ.get(SERVER_TOKEN_ENV) or None
 
 
